@@ -1,0 +1,90 @@
+# redlock - GNU make.  Respects CC, CFLAGS, LDFLAGS, PREFIX and DESTDIR;
+# the warnings below are kept whatever CFLAGS says.
+
+VERSION   = 0.1.0
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+DATADIR  ?= $(PREFIX)/share
+PKGS      = hiredis uuid
+DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev redis-server \
+	redis-tools bats bats-support bats-assert python3-redis
+
+CFLAGS   ?= -O2 -g
+override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra \
+	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+
+SRCS = src/main.c src/config.c src/url.c src/conn.c src/lock.c src/renew.c \
+	src/child.c src/clock.c src/log.c src/verbs.c
+OBJS = $(SRCS:.c=.o)
+UNIT_OBJS = src/url.o src/clock.o
+
+all: redlock
+
+redlock: $(OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(OBJS): src/*.h | deps
+
+# Find hiredis and libuuid; as root on Debian, install what is missing.
+deps:
+	@pkg-config --exists $(PKGS) && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
+	else \
+		echo "redlock: missing build dependencies; run:" >&2; \
+		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
+	fi
+
+# The test tools (bats, redis-server, python3-redis), installed likewise.
+test-deps: deps
+	@missing=; \
+	for c in bats redis-server redis-cli; do \
+		command -v $$c >/dev/null || missing=1; done; \
+	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
+	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
+	else \
+		echo "redlock: missing test tools; run:" >&2; \
+		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
+	fi
+
+tests/unit: tests/unit.c $(UNIT_OBJS)
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS) $(LDLIBS)
+
+check: test-deps
+	$(MAKE) --no-print-directory CFLAGS='$(CFLAGS) -Werror' redlock tests/unit
+	tests/run.sh
+
+demo: redlock
+	@tests/demo.sh
+
+install: redlock
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	install -m 755 redlock $(DESTDIR)$(BINDIR)/redlock
+	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
+	install -m 644 completions/redlock.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock
+	install -m 644 completions/_redlock \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions/_redlock
+	install -m 644 completions/redlock.fish \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock \
+		$(DESTDIR)$(DATADIR)/zsh/site-functions/_redlock \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish
+
+clean:
+	rm -f redlock tests/unit src/*.o
+
+.PHONY: all deps test-deps check demo install uninstall clean

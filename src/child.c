@@ -1,0 +1,208 @@
+/*
+ * child.c - running the command: signal plumbing, fork/exec, reaping.
+ *
+ * Signal handlers only write the signal number to a self-pipe; the main
+ * loop polls its read end along with everything else (the renewal
+ * thread writes a 0 byte there to say "look at me").  Handlers are in
+ * place before fork, so no signal is lost between fork and supervise.
+ *
+ * The command runs in its own process group so that a lost lock stops
+ * the whole tree it started, background children included.  When
+ * redlock runs in the foreground of a terminal the group is given the
+ * terminal, so Ctrl-C and interactive programs behave as without us.
+ */
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int sigpipe_fd[2] = { -1, -1 };
+
+static const int forwarded[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
+};
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+
+	(void)!write(sigpipe_fd[1], &b, 1);
+	errno = saved;
+}
+
+/*
+ * Create the self-pipe and install the handlers; SIGPIPE is ignored
+ * (a server closing its socket must be an error, not our death).
+ * Returns 0, or -1 with errno set.
+ */
+int
+child_signals_init(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		if (sigaction(forwarded[i], &sa, NULL) < 0)
+			return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* The descriptor that becomes readable when a signal or event arrived. */
+int
+child_signal_fd(void)
+{
+	return sigpipe_fd[0];
+}
+
+/* Where the renewal thread writes its 0 byte. */
+int
+child_notify_fd(void)
+{
+	return sigpipe_fd[1];
+}
+
+/* The next byte from the self-pipe: a signal number, 0 for an event
+ * from the renewal thread, or -1 when there is none. */
+int
+child_next_signal(void)
+{
+	unsigned char b;
+
+	return read(sigpipe_fd[0], &b, 1) == 1 ? b : -1;
+}
+
+/* In the child, between fork and exec: undo what redlock set up. */
+static void
+child_setup(const struct child *ch)
+{
+	sigset_t none;
+
+	setpgid(0, 0);
+	if (ch->foreground) {
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpid());
+	}
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		signal(forwarded[i], SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTTOU, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	close(sigpipe_fd[0]);
+	close(sigpipe_fd[1]);
+}
+
+/*
+ * Fork and exec argv with envp (PATH is searched as by the shell).
+ * Must be called before any thread exists.  Returns 0 when the command
+ * runs; -1 when it could not be started, with ch->exec_errno set (the
+ * child has been reaped then).
+ */
+int
+child_spawn(struct child *ch, char *const argv[], char *const envp[])
+{
+	pid_t parent = getpid();
+	int ep[2], err = 0;
+	ssize_t n;
+
+	ch->exec_errno = 0;
+	ch->foreground = isatty(STDIN_FILENO) &&
+	    tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		ch->exec_errno = errno;
+		return -1;
+	}
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		ch->exec_errno = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
+	if (ch->pid == 0) {
+		close(ep[0]);
+		child_setup(ch);
+		/* Nothing protects the command once redlock is gone. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		execvpe(argv[0], argv, envp);
+		err = errno;
+		(void)!write(ep[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(ep[1]);
+	/* Both sides set the group, so signals to it work at once. */
+	setpgid(ch->pid, ch->pid);
+	do
+		n = read(ep[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		int status;
+		ch->exec_errno = err;
+		while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		child_restore_terminal(ch);
+		return -1;
+	}
+	return 0;
+}
+
+/* Send sig to the command's whole process group. */
+void
+child_signal(const struct child *ch, int sig)
+{
+	if (ch->pid <= 0)
+		return;
+	if (kill(-ch->pid, sig) < 0 && errno == ESRCH)
+		kill(ch->pid, sig);
+}
+
+/* Reap the command if it ended: 1 with *status set, else 0. */
+int
+child_reap(struct child *ch, int *status)
+{
+	pid_t r;
+
+	do
+		r = waitpid(ch->pid, status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	return r == ch->pid;
+}
+
+/* The shell's convention: the exit code, or 128 + the signal. */
+int
+child_exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 70;
+}
+
+/* Take the terminal back from the command's group. */
+void
+child_restore_terminal(const struct child *ch)
+{
+	if (ch->foreground) {
+		void (*old)(int) = signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+		signal(SIGTTOU, old);
+	}
+}

@@ -1,0 +1,34 @@
+/* conn.h - hiredis connections, driven in parallel with poll(2) */
+#ifndef REDLOCK_CONN_H
+#define REDLOCK_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "url.h"
+
+struct conn {
+	const struct url *url;
+	const char *password;	/* the URL's or the environment's; not owned */
+	redisContext *ctx;	/* NULL while disconnected */
+	char name[128];		/* for messages; never holds a password */
+};
+
+/* One command for one connection, and what became of it. */
+struct conn_req {
+	int argc;		/* 0: nothing to send on this connection */
+	const char **argv;
+	const size_t *argvlen;
+	redisReply *reply;	/* set on success; the caller frees it */
+	char err[320];		/* set when reply is NULL */
+};
+
+void conn_init(struct conn *c, const struct url *u, const char *password);
+void conn_close(struct conn *c);
+int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
+    int intr_fd);
+void conn_req_clear(struct conn_req *r, int n);
+
+#endif

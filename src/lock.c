@@ -1,0 +1,683 @@
+/*
+ * lock.c - the lock protocol, over one or several independent servers.
+ *
+ * One server is a quorum of one: every operation is sent to all servers
+ * at once with conn_exec() and counted against a majority, so the single
+ * server case and Redlock (SPEC section 5) share one code path.
+ *
+ * Keys (K = prefix + NAME, byte for byte):
+ *   K               the lock; its value is the bare token, so redis-py,
+ *                   redsync and node-redlock interoperate with --prefix ''
+ *   base "\0fence"  the fencing counter (persistent)
+ *   base "\0meta"   holder metadata, a hash expiring with K
+ *   base "\0wake"   a list that releases push to, waiters BLPOP
+ * where base keeps K's Redis Cluster hash slot (see aux_base()).  An
+ * argv string cannot hold a NUL byte, so no NAME can collide with them.
+ */
+#include "lock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+
+#include <uuid/uuid.h>
+
+#include "clock.h"
+
+/*
+ * Take the lock if it is free; a fencing counter missing (new name, or
+ * removed by an operator) is seeded from the server clock in
+ * microseconds, which is beyond any value it can have had, so fences
+ * only ever increase.  Returns {1, fence, run_id} when granted,
+ * {2, fence, run_id, token} when one of the inherited tokens (ARGV[8..])
+ * holds it, {0, pttl} when someone else does.
+ */
+static const char acquire_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local function runid()\n"
+    "  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''\n"
+    "end\n"
+    "if v then\n"
+    "  for i = 8, #ARGV do\n"
+    "    if ARGV[i] == v then\n"
+    "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
+    "      return {2, tonumber(f), runid(), v}\n"
+    "    end\n"
+    "  end\n"
+    "  return {0, redis.call('PTTL', KEYS[1])}\n"
+    "end\n"
+    "if redis.call('EXISTS', KEYS[2]) == 0 then\n"
+    "  local t = redis.call('TIME')\n"
+    "  redis.call('SET', KEYS[2], string.format('%.0f', t[1] * 1000000 + t[2]))\n"
+    "end\n"
+    "local f = redis.call('INCR', KEYS[2])\n"
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "redis.call('DEL', KEYS[3])\n"
+    "redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4],\n"
+    "  'user', ARGV[5], 'cmd', ARGV[6], 'start', ARGV[7],\n"
+    "  'fence', string.format('%.0f', f), 'ttl', ARGV[2])\n"
+    "redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
+    "return {1, f, runid()}\n";
+
+/*
+ * Extend the lease if the token still holds it.  Returns 1 renewed,
+ * 0 the key is gone or holds another token, -1 the server restarted
+ * since the lock was taken (its run id changed; with no persistence
+ * the key may have been lost and recreated by someone else).
+ */
+static const char renew_lua[] =
+    "if ARGV[3] ~= '' and string.match(redis.call('INFO', 'server'),\n"
+    "    'run_id:(%x+)') ~= ARGV[3] then\n"
+    "  return -1\n"
+    "end\n"
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "return 1\n";
+
+/*
+ * Release if the token holds the lock: delete it and wake one waiter,
+ * or with ARGV[2] > 0 (--min-hold) leave it to expire that much later.
+ * Returns 1 released, 2 left to expire, 0 held by another token,
+ * -1 free.
+ */
+static const char release_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "if tonumber(ARGV[2]) > 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "  return 2\n"
+    "end\n"
+    "redis.call('DEL', KEYS[1], KEYS[2])\n"
+    "redis.call('RPUSH', KEYS[3], '1')\n"
+    "redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "redis.call('PEXPIRE', KEYS[3], 10000)\n"
+    "return 1\n";
+
+/* Reset the TTL if the token holds the lock: 1, else 0 held, -1 free. */
+static const char extend_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "return 1\n";
+
+/*
+ * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  Returns
+ * {} when there is no lock, else {value, pttl, {meta field, value...}}.
+ */
+static const char inspect_lua[] =
+    "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local r = {v, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[2])}\n"
+    "if ARGV[1] == '1' then\n"
+    "  redis.call('DEL', KEYS[1], KEYS[2])\n"
+    "  redis.call('RPUSH', KEYS[3], '1')\n"
+    "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "  redis.call('PEXPIRE', KEYS[3], 10000)\n"
+    "end\n"
+    "return r\n";
+
+/* The clock drift allowance of the Redlock algorithm. */
+int64_t
+lock_drift(int64_t ttl)
+{
+	return ttl / 100 + 2;
+}
+
+/* Does the key have a Redis Cluster hash tag: a non-empty "{...}"? */
+static int
+has_hash_tag(const char *k, size_t n)
+{
+	const char *o = memchr(k, '{', n), *c;
+
+	if (o == NULL)
+		return 0;
+	c = memchr(o + 1, '}', n - (size_t)(o + 1 - k));
+	return c != NULL && c > o + 1;
+}
+
+/*
+ * Build base + "\0" + suffix into a new buffer, where base is K itself
+ * when K has a hash tag (the suffix does not move its slot), "{K}" when
+ * K has no '}' (the tag is exactly K), and K otherwise.
+ */
+static char *
+aux_key(const char *k, size_t n, const char *suffix, size_t *len)
+{
+	size_t sl = strlen(suffix);
+	int wrap = !has_hash_tag(k, n) && memchr(k, '}', n) == NULL;
+	char *b = malloc(n + sl + 4), *p = b;
+
+	if (b == NULL)
+		return NULL;
+	if (wrap)
+		*p++ = '{';
+	memcpy(p, k, n);
+	p += n;
+	if (wrap)
+		*p++ = '}';
+	*p++ = '\0';
+	memcpy(p, suffix, sl);
+	p += sl;
+	*len = (size_t)(p - b);
+	return b;
+}
+
+/*
+ * Set up l for NAME under prefix on n servers.  The connections stay
+ * the caller's.  Returns 0, or -1 when out of memory.
+ */
+int
+lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
+    const char *name, int64_t ttl)
+{
+	size_t pl = strlen(prefix), nl = strlen(name);
+
+	memset(l, 0, sizeof(*l));
+	l->conns = conns;
+	l->n = n;
+	l->quorum = n / 2 + 1;
+	l->name = name;
+	l->namelen = nl;
+	l->ttl = ttl;
+	l->op_timeout = ttl / 10 < 50 ? 50 : ttl / 10 > 2000 ? 2000 : ttl / 10;
+	l->busy_pttl = -1;
+	if ((l->key = malloc(pl + nl + 1)) == NULL)
+		return -1;
+	memcpy(l->key, prefix, pl);
+	memcpy(l->key + pl, name, nl + 1);
+	l->keylen = pl + nl;
+	l->fence_key = aux_key(l->key, l->keylen, "fence", &l->fence_keylen);
+	l->meta_key = aux_key(l->key, l->keylen, "meta", &l->meta_keylen);
+	l->wake_key = aux_key(l->key, l->keylen, "wake", &l->wake_keylen);
+	l->run_id = calloc((size_t)n, sizeof(*l->run_id));
+	if (l->fence_key == NULL || l->meta_key == NULL ||
+	    l->wake_key == NULL || l->run_id == NULL)
+		return -1;
+	return 0;
+}
+
+void
+lock_free(struct lock *l)
+{
+	free(l->key);
+	free(l->fence_key);
+	free(l->meta_key);
+	free(l->wake_key);
+	free(l->run_id);
+	explicit_bzero(l->token, sizeof(l->token));
+	l->key = l->fence_key = l->meta_key = l->wake_key = NULL;
+	l->run_id = NULL;
+}
+
+/* An argument vector: strings with lengths, built up one at a time. */
+struct args {
+	int argc;
+	const char *argv[64];
+	size_t len[64];
+	char num[8][24];
+	int nums;
+};
+
+static void
+arg(struct args *a, const char *s, size_t n)
+{
+	if (a->argc < 64) {
+		a->argv[a->argc] = s;
+		a->len[a->argc++] = n;
+	}
+}
+
+static void
+arg_str(struct args *a, const char *s)
+{
+	arg(a, s, strlen(s));
+}
+
+static void
+arg_num(struct args *a, long long v)
+{
+	char *b = a->num[a->nums++ & 7];
+
+	snprintf(b, sizeof(a->num[0]), "%lld", v);
+	arg_str(a, b);
+}
+
+/* EVAL script with the lock key and nkeys - 1 of its auxiliary keys. */
+static void
+arg_eval(struct args *a, const char *script, const struct lock *l,
+    int nkeys, const char *aux1, size_t len1, const char *aux2, size_t len2)
+{
+	arg_str(a, "EVAL");
+	arg_str(a, script);
+	arg_num(a, nkeys);
+	arg(a, l->key, l->keylen);
+	if (nkeys >= 2)
+		arg(a, aux1, len1);
+	if (nkeys >= 3)
+		arg(a, aux2, len2);
+}
+
+/* Point every request at the same argument vector. */
+static void
+req_all(struct conn_req *r, int n, struct args *a)
+{
+	for (int i = 0; i < n; i++) {
+		r[i].argc = a->argc;
+		r[i].argv = a->argv;
+		r[i].argvlen = a->len;
+	}
+}
+
+static long long
+elem_int(const redisReply *r, size_t i)
+{
+	if (r->type != REDIS_REPLY_ARRAY || r->elements <= i)
+		return 0;
+	r = r->element[i];
+	return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+static const char *
+elem_str(const redisReply *r, size_t i)
+{
+	if (r->type != REDIS_REPLY_ARRAY || r->elements <= i)
+		return "";
+	r = r->element[i];
+	return r->type == REDIS_REPLY_STRING ? r->str : "";
+}
+
+/* Note why a server gave no usable reply; keeps the first reason. */
+static void
+note_err(struct lock *l, const struct conn_req *r, int i)
+{
+	if (l->err[0] != '\0')
+		return;
+	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
+		snprintf(l->err, sizeof(l->err), "%s: %s", l->conns[i].name,
+		    r->reply->str);
+	else if (r->reply != NULL)
+		snprintf(l->err, sizeof(l->err), "%s: unexpected reply",
+		    l->conns[i].name);
+	else
+		snprintf(l->err, sizeof(l->err), "%s", r->err);
+}
+
+/* Release our token everywhere after a failed or interrupted attempt. */
+static void
+undo(struct lock *l)
+{
+	int others;
+
+	lock_release(l, l->token, 0, &others);
+}
+
+/*
+ * One attempt on every server at once, with a fresh token.  On
+ * LOCK_HELD, l->token, fence, sent_at and run_id describe the grant; on
+ * anything short of a quorum our token is removed from every server
+ * again (a server that timed out may still have granted it).
+ */
+enum lock_result
+lock_try(struct lock *l, int intr_fd)
+{
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int granted = 0, reentrant = 0, busy = 0, rc;
+	char pid[24], start[24];
+	uuid_t u;
+	enum lock_result res;
+
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, l->token);
+	snprintf(pid, sizeof(pid), "%ld", l->meta.pid);
+	snprintf(start, sizeof(start), "%lld", (long long)l->meta.start_ms);
+	arg_eval(&a, acquire_lua, l, 3, l->fence_key, l->fence_keylen,
+	    l->meta_key, l->meta_keylen);
+	arg(&a, l->token, LOCK_TOKEN_LEN);
+	arg_num(&a, l->ttl);
+	arg_str(&a, l->meta.host);
+	arg_str(&a, pid);
+	arg_str(&a, l->meta.user);
+	arg_str(&a, l->meta.cmd);
+	arg_str(&a, start);
+	if (l->held != NULL) {
+		/* Tokens are fixed-length words separated by blanks. */
+		for (const char *p = l->held; *p != '\0';) {
+			size_t w = strcspn(p, " ");
+			if (w == LOCK_TOKEN_LEN)
+				arg(&a, p, w);
+			p += w;
+			p += strspn(p, " ");
+		}
+	}
+	req_all(r, l->n, &a);
+	l->err[0] = '\0';
+	l->busy_pttl = -1;
+	l->fence = 0;
+	l->sent_at = clock_ms();
+	rc = conn_exec(l->conns, r, l->n, l->sent_at + l->op_timeout, intr_fd);
+	l->granted_at = clock_ms();
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+		long long kind;
+
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2) {
+			note_err(l, &r[i], i);
+			continue;
+		}
+		kind = elem_int(p, 0);
+		if (kind == 1 || kind == 2) {
+			if (elem_int(p, 1) > l->fence)
+				l->fence = elem_int(p, 1);
+			snprintf(l->run_id[i], sizeof(l->run_id[i]), "%s",
+			    elem_str(p, 2));
+		}
+		if (kind == 1)
+			granted++;
+		else if (kind == 2) {
+			reentrant++;
+			snprintf(l->token, sizeof(l->token), "%s", elem_str(p, 3));
+		} else {
+			long long t = elem_int(p, 1);
+			busy++;
+			if (t >= 0 && (l->busy_pttl < 0 || t < l->busy_pttl))
+				l->busy_pttl = t;
+		}
+	}
+	conn_req_clear(r, l->n);
+	if (rc < 0)
+		res = LOCK_INTERRUPTED;
+	else if (reentrant >= l->quorum)
+		return LOCK_REENTRANT;
+	else if (granted >= l->quorum &&
+	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0)
+		return LOCK_HELD;
+	else if (granted + reentrant + busy >= l->quorum)
+		res = LOCK_BUSY;
+	else
+		res = LOCK_UNAVAILABLE;
+	if (reentrant == 0 && (granted > 0 || granted + busy < l->n))
+		undo(l);
+	return res;
+}
+
+/*
+ * Sleep until the lock may have become free, at most ms: with one
+ * server, block on the wake list that releases push to (so a release
+ * wakes one waiter at once); with several, sleep.  Returns 0, -1 on
+ * interruption, or 1 when the server did not answer.
+ */
+static int
+wait_wake(struct lock *l, int64_t ms, int intr_fd)
+{
+	if (ms < 1)
+		ms = 1;
+	if (l->n == 1) {
+		struct conn_req r;
+		struct args a = { 0 };
+		char t[32];
+		int rc;
+
+		snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
+		arg_str(&a, "BLPOP");
+		arg(&a, l->wake_key, l->wake_keylen);
+		arg_str(&a, t);
+		req_all(&r, 1, &a);
+		rc = conn_exec(l->conns, &r, 1,
+		    clock_ms() + ms + l->op_timeout + 1000, intr_fd);
+		if (rc == 1 && r.reply->type == REDIS_REPLY_ERROR)
+			rc = 0;
+		if (rc <= 0 && rc != -1 && l->err[0] == '\0')
+			snprintf(l->err, sizeof(l->err), "%s",
+			    r.reply ? r.reply->str : r.err);
+		conn_req_clear(&r, 1);
+		return rc < 0 ? -1 : rc == 0;
+	} else {
+		struct pollfd p = { .fd = intr_fd, .events = POLLIN };
+		int rc = poll(&p, intr_fd >= 0 ? 1 : 0, (int)ms);
+		return rc > 0 ? -1 : 0;
+	}
+}
+
+/* How long to sleep before the next attempt while the lock is busy. */
+static int64_t
+busy_sleep(const struct lock *l, int64_t left)
+{
+	/* A holder's PTTL bounds the wait (a crashed holder's key expires);
+	 * the poll cap bounds it when a foreign client releases without
+	 * waking anyone. */
+	int64_t ms = 250 + clock_jitter(50);
+
+	if (l->busy_pttl >= 0 && l->busy_pttl + 1 < ms)
+		ms = l->busy_pttl + 1;
+	if (l->n > 1)
+		ms = 20 + clock_jitter(ms);
+	if (left >= 0 && left < ms)
+		ms = left;
+	return ms;
+}
+
+/*
+ * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
+ * Unreachable servers on the first attempt give LOCK_UNAVAILABLE at
+ * once; once waiting, a few failed attempts in a row do.
+ */
+enum lock_result
+lock_acquire(struct lock *l, int64_t wait, int intr_fd)
+{
+	int64_t until = wait < 0 ? -1 : clock_ms() + wait;
+	int failures = 0, first = 1;
+
+	for (;;) {
+		enum lock_result res = lock_try(l, intr_fd);
+		int64_t left, ms;
+		int rc;
+
+		if (res == LOCK_HELD || res == LOCK_REENTRANT ||
+		    res == LOCK_INTERRUPTED)
+			return res;
+		if (res == LOCK_UNAVAILABLE && (first || ++failures >= 4))
+			return res;
+		first = 0;
+		left = until < 0 ? -1 : until - clock_ms();
+		if (res == LOCK_BUSY) {
+			failures = 0;
+			if (wait == 0 || (until >= 0 && left <= 0))
+				return res;
+			ms = busy_sleep(l, left);
+		} else
+			ms = 100 * failures;
+		rc = wait_wake(l, ms, intr_fd);
+		if (rc < 0)
+			return LOCK_INTERRUPTED;
+		if (rc > 0 && ++failures >= 4)
+			return LOCK_UNAVAILABLE;
+	}
+}
+
+/*
+ * Extend the lease on every server with conns (the renewal thread's
+ * own).  Returns how many servers renewed.  *lost is set when so many
+ * servers answered that the lock is gone (key missing, another token,
+ * restarted server) that a quorum can no longer renew.
+ */
+int
+lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
+    int *lost, char *why, size_t whylen)
+{
+	struct conn_req r[l->n];
+	const char *argv[l->n][8];
+	size_t len[l->n][8];
+	char ttl[24], nk[] = "2";
+	int ok = 0, gone = 0;
+
+	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
+	for (int i = 0; i < l->n; i++) {
+		const char *v[8] = { "EVAL", renew_lua, nk, l->key, l->meta_key,
+		    l->token, ttl, l->run_id[i] };
+		for (int j = 0; j < 8; j++) {
+			argv[i][j] = v[j];
+			len[i][j] = strlen(v[j]);
+		}
+		len[i][3] = l->keylen;
+		len[i][4] = l->meta_keylen;
+		r[i].argc = 8;
+		r[i].argv = argv[i];
+		r[i].argvlen = len[i];
+	}
+	conn_exec(conns, r, l->n, deadline, -1);
+	why[0] = '\0';
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
+			if (p->integer == 1)
+				ok++;
+			else {
+				gone++;
+				snprintf(why, whylen, "%s: %s", conns[i].name,
+				    p->integer == 0 ?
+				    "the lock is gone or held by another token" :
+				    "the server restarted");
+			}
+		} else if (why[0] == '\0')
+			snprintf(why, whylen, "%s", p != NULL &&
+			    p->type == REDIS_REPLY_ERROR ? p->str : r[i].err);
+	}
+	conn_req_clear(r, l->n);
+	*lost = l->n - gone < l->quorum;
+	return ok;
+}
+
+/*
+ * Run release_lua or extend_lua for token on every server.  Returns how
+ * many servers did it; *others counts servers where another token holds
+ * the lock.
+ */
+static int
+token_op(struct lock *l, const char *script, const char *token,
+    long long arg1, int *others)
+{
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int ok = 0;
+
+	arg_eval(&a, script, l, script == release_lua ? 3 : 2, l->meta_key,
+	    l->meta_keylen, l->wake_key, l->wake_keylen);
+	arg(&a, token, strlen(token));
+	arg_num(&a, arg1);
+	req_all(r, l->n, &a);
+	*others = 0;
+	l->err[0] = '\0';
+	conn_exec(l->conns, r, l->n, clock_ms() + 2000, -1);
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_INTEGER)
+			note_err(l, &r[i], i);
+		else if (p->integer > 0)
+			ok++;
+		else if (p->integer == 0)
+			(*others)++;
+	}
+	conn_req_clear(r, l->n);
+	return ok;
+}
+
+/*
+ * Release token's hold, or with keep_ms > 0 leave it to expire then.
+ * Returns the number of servers where the token held the lock; one
+ * retry reconnects servers that failed.
+ */
+int
+lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
+{
+	int ok = token_op(l, release_lua, token, keep_ms, others);
+
+	if (l->err[0] != '\0' && ok + *others < l->n) {
+		int again = 0;
+		ok += token_op(l, release_lua, token, keep_ms, &again);
+		*others += again;
+	}
+	return ok;
+}
+
+/* Reset token's lease to l->ttl; as lock_release(). */
+int
+lock_extend(struct lock *l, const char *token, int *others)
+{
+	return token_op(l, extend_lua, token, l->ttl, others);
+}
+
+static void
+view_meta(struct lock_view *v, const redisReply *h)
+{
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *f = h->element[i]->str, *val = h->element[i + 1]->str;
+
+		if (f == NULL || val == NULL)
+			continue;
+		v->has_meta = 1;
+		if (strcmp(f, "host") == 0)
+			snprintf(v->meta.host, sizeof(v->meta.host), "%s", val);
+		else if (strcmp(f, "user") == 0)
+			snprintf(v->meta.user, sizeof(v->meta.user), "%s", val);
+		else if (strcmp(f, "cmd") == 0)
+			snprintf(v->meta.cmd, sizeof(v->meta.cmd), "%s", val);
+		else if (strcmp(f, "pid") == 0)
+			v->meta.pid = strtol(val, NULL, 10);
+		else if (strcmp(f, "start") == 0)
+			v->meta.start_ms = strtoll(val, NULL, 10);
+		else if (strcmp(f, "fence") == 0)
+			v->fence = strtoll(val, NULL, 10);
+	}
+}
+
+/*
+ * Fill v[i] with server i's view of the lock; with remove, delete it
+ * too, whoever holds it.  Returns how many servers answered.
+ */
+int
+lock_inspect(struct lock *l, struct lock_view *v, int remove)
+{
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int answered = 0;
+
+	arg_eval(&a, inspect_lua, l, 3, l->meta_key, l->meta_keylen,
+	    l->wake_key, l->wake_keylen);
+	arg_str(&a, remove ? "1" : "0");
+	req_all(r, l->n, &a);
+	l->err[0] = '\0';
+	conn_exec(l->conns, r, l->n, clock_ms() + 2000, -1);
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		memset(&v[i], 0, sizeof(v[i]));
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY) {
+			note_err(l, &r[i], i);
+			continue;
+		}
+		v[i].answered = 1;
+		answered++;
+		if (p->elements < 3)
+			continue;
+		v[i].held = 1;
+		snprintf(v[i].token, sizeof(v[i].token), "%s", elem_str(p, 0));
+		v[i].pttl = elem_int(p, 1);
+		if (p->element[2]->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], p->element[2]);
+	}
+	conn_req_clear(r, l->n);
+	return answered;
+}

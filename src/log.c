@@ -1,0 +1,84 @@
+/*
+ * log.c - diagnostics.  One line each on stderr, prefixed "redlock: ".
+ * Errors and warnings are silenced by -q; progress lines need -v.
+ * Usage errors always print, followed by the pointer to --help.
+ * Callers never pass a password: URLs are named with url_name().
+ */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int level = LOG_NORMAL;
+
+void
+log_set_level(int l)
+{
+	level = l;
+}
+
+int
+log_level(void)
+{
+	return level;
+}
+
+/*
+ * Print one line with a single write so that lines from the renewal
+ * thread and the main thread never interleave mid-line.  Control
+ * characters (a NAME may hold a newline) are shown as '?'.
+ */
+static void
+emit(const char *fmt, va_list ap)
+{
+	char buf[1024];
+	size_t n;
+	int r;
+
+	memcpy(buf, "redlock: ", 9);
+	r = vsnprintf(buf + 9, sizeof(buf) - 10, fmt, ap);
+	if (r < 0)
+		return;
+	n = 9 + ((size_t)r < sizeof(buf) - 10 ? (size_t)r : sizeof(buf) - 11);
+	for (size_t i = 9; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	buf[n++] = '\n';
+	fwrite(buf, 1, n, stderr);
+}
+
+void
+log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level < LOG_NORMAL)
+		return;
+	va_start(ap, fmt);
+	emit(fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level < LOG_VERBOSE)
+		return;
+	va_start(ap, fmt);
+	emit(fmt, ap);
+	va_end(ap);
+}
+
+void
+log_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(fmt, ap);
+	va_end(ap);
+	fputs("Try 'redlock --help' for more information.\n", stderr);
+}

@@ -1,0 +1,188 @@
+/*
+ * renew.c - the renewal thread.  It has its own connections (hiredis
+ * contexts are not shared between threads) and extends the lease every
+ * ttl/3.  It never decides anything about the command: it publishes
+ * when the last successful renewal was sent, and whether the lock is
+ * definitely lost, and main acts on that.
+ *
+ * The lease is provably ours until the send time of the last renewal a
+ * quorum confirmed, plus ttl, minus drift; a late reply never moves it
+ * further.  Failed renewals are retried, reconnecting, with per-command
+ * timeouts well under ttl/3, until main stops the thread.
+ */
+#include "renew.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+struct renew {
+	const struct lock *lock;
+	struct conn *conns;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	int stop_fd[2];		/* main writes to [1] to stop the thread */
+	int notify_fd;		/* main's self-pipe: a 0 byte on loss */
+	int64_t sent;		/* guarded by mu */
+	int lost;		/* guarded by mu */
+	char why[256];		/* guarded by mu */
+};
+
+/* Sleep until clock_ms() reaches t or main asks us to stop (returns 1). */
+static int
+sleep_until(struct renew *r, int64_t t)
+{
+	for (;;) {
+		int64_t left = t - clock_ms();
+		struct pollfd p = { .fd = r->stop_fd[0], .events = POLLIN };
+		if (left <= 0)
+			return 0;
+		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) > 0)
+			return 1;
+	}
+}
+
+static void *
+renew_main(void *arg)
+{
+	struct renew *r = arg;
+	const struct lock *l = r->lock;
+	int64_t every = l->ttl / 3, next, timeout, retry;
+	int failing = 0;
+
+	/* Per-command timeout: short against the interval, so that several
+	 * retries fit before main has to stop the command. */
+	timeout = l->ttl / 10 < 20 ? 20 : l->ttl / 10 > 2000 ? 2000 : l->ttl / 10;
+	retry = l->ttl / 30 < 10 ? 10 : l->ttl / 30 > 500 ? 500 : l->ttl / 30;
+	pthread_mutex_lock(&r->mu);
+	next = r->sent + every;
+	pthread_mutex_unlock(&r->mu);
+	while (!sleep_until(r, next)) {
+		char why[256];
+		int64_t sent = clock_ms();
+		int lost, ok;
+
+		ok = lock_renew(l, r->conns, sent + timeout, &lost, why,
+		    sizeof(why));
+		if (ok >= l->quorum) {
+			pthread_mutex_lock(&r->mu);
+			r->sent = sent;
+			pthread_mutex_unlock(&r->mu);
+			if (failing)
+				log_info("renewed lock again");
+			failing = 0;
+			next = sent + every;
+			continue;
+		}
+		if (lost) {
+			unsigned char zero = 0;
+			pthread_mutex_lock(&r->mu);
+			r->lost = 1;
+			snprintf(r->why, sizeof(r->why), "%s", why);
+			pthread_mutex_unlock(&r->mu);
+			(void)!write(r->notify_fd, &zero, 1);
+			break;
+		}
+		if (!failing)
+			log_error("cannot renew the lock (retrying): %s", why);
+		failing = 1;
+		pthread_mutex_lock(&r->mu);
+		snprintf(r->why, sizeof(r->why), "%s", why);
+		pthread_mutex_unlock(&r->mu);
+		next = clock_ms() + retry + clock_jitter(retry / 4);
+	}
+	for (int i = 0; i < l->n; i++)
+		conn_close(&r->conns[i]);
+	return NULL;
+}
+
+/*
+ * Start renewing l, whose grant was sent at l->sent_at.  The thread
+ * blocks every signal, so that handlers run in the main thread.
+ * Returns NULL on failure (errno set).
+ */
+struct renew *
+renew_start(const struct lock *l, int notify_fd)
+{
+	struct renew *r = calloc(1, sizeof(*r));
+	sigset_t all, old;
+	int rc;
+
+	if (r == NULL)
+		return NULL;
+	r->lock = l;
+	r->notify_fd = notify_fd;
+	r->sent = l->sent_at;
+	r->conns = calloc((size_t)l->n, sizeof(*r->conns));
+	if (r->conns == NULL || pipe2(r->stop_fd, O_CLOEXEC) < 0) {
+		free(r->conns);
+		free(r);
+		return NULL;
+	}
+	for (int i = 0; i < l->n; i++)
+		conn_init(&r->conns[i], l->conns[i].url, l->conns[i].password);
+	pthread_mutex_init(&r->mu, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&r->thread, NULL, renew_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		close(r->stop_fd[0]);
+		close(r->stop_fd[1]);
+		pthread_mutex_destroy(&r->mu);
+		free(r->conns);
+		free(r);
+		errno = rc;
+		return NULL;
+	}
+	return r;
+}
+
+/* When the lease ends for sure: last confirmed send + ttl - drift. */
+int64_t
+renew_lease_end(struct renew *r)
+{
+	int64_t sent;
+
+	pthread_mutex_lock(&r->mu);
+	sent = r->sent;
+	pthread_mutex_unlock(&r->mu);
+	return sent + r->lock->ttl - lock_drift(r->lock->ttl);
+}
+
+/* Has a renewal found the lock gone?  Copies the last failure's reason. */
+int
+renew_lost(struct renew *r, char *why, size_t len)
+{
+	int lost;
+
+	pthread_mutex_lock(&r->mu);
+	lost = r->lost;
+	snprintf(why, len, "%s", r->why);
+	pthread_mutex_unlock(&r->mu);
+	return lost;
+}
+
+/* Stop the thread, wait for it, and free everything. */
+void
+renew_stop(struct renew *r)
+{
+	if (r == NULL)
+		return;
+	(void)!write(r->stop_fd[1], "", 1);
+	pthread_join(r->thread, NULL);
+	close(r->stop_fd[0]);
+	close(r->stop_fd[1]);
+	pthread_mutex_destroy(&r->mu);
+	free(r->conns);
+	free(r);
+}

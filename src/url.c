@@ -1,0 +1,244 @@
+/*
+ * url.c - parse redis://[[user]:password@]host[:port][/db] and
+ * unix:///path[?db=N].  Pure functions: no I/O, no exit().
+ * Error messages never quote the user information part, which may
+ * hold a password.
+ */
+#include "url.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define URL_MAX_DB 1000000
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * Copy n bytes of s, decoding %XX escapes.  Returns a malloc'd string,
+ * or NULL on a malformed escape, an escaped NUL, or no memory.
+ */
+static char *
+pct_decode(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '%') {
+			*o++ = s[i];
+			continue;
+		}
+		if (i + 2 >= n) {
+			free(out);
+			return NULL;
+		}
+		int hi = hexval((unsigned char)s[i + 1]);
+		int lo = hexval((unsigned char)s[i + 2]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+			free(out);
+			return NULL;
+		}
+		*o++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Parse a decimal integer of s[0..n) within [min, max]; -1 if invalid. */
+static long
+parse_uint(const char *s, size_t n, long min, long max)
+{
+	long v = 0;
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v < min || v > max ? -1 : v;
+}
+
+static int
+fail(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s", what);
+	return -1;
+}
+
+static int
+parse_unix(const char *s, struct url *u, char *err, size_t errlen)
+{
+	const char *q = strchr(s, '?');
+	size_t plen = q ? (size_t)(q - s) : strlen(s);
+
+	if (plen == 0 || s[0] != '/')
+		return fail(err, errlen, "needs an absolute socket path");
+	if (q != NULL) {
+		long db;
+
+		if (strncmp(q, "?db=", 4) != 0)
+			return fail(err, errlen, "only ?db=N is understood");
+		if ((db = parse_uint(q + 4, strlen(q + 4), 0, URL_MAX_DB)) < 0)
+			return fail(err, errlen, "bad database number");
+		u->db = (int)db;
+	}
+	if ((u->path = pct_decode(s, plen)) == NULL)
+		return fail(err, errlen, "bad %-escape in the path");
+	u->kind = URL_UNIX;
+	return 0;
+}
+
+static int
+parse_userinfo(const char *s, size_t n, struct url *u, char *err,
+    size_t errlen)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t ulen = colon ? (size_t)(colon - s) : n;
+
+	if (ulen > 0 && (u->user = pct_decode(s, ulen)) == NULL)
+		return fail(err, errlen, "bad %-escape in the user name");
+	if (colon != NULL) {
+		u->password = pct_decode(colon + 1, n - ulen - 1);
+		if (u->password == NULL)
+			return fail(err, errlen, "bad %-escape in the password");
+		if (u->password[0] == '\0') {
+			free(u->password);
+			u->password = NULL;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
+{
+	const char *end = s + strcspn(s, "/?#");
+	const char *at = NULL, *h, *hend, *p;
+	long port = 6379, db = 0;
+
+	for (p = s; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at != NULL) {
+		if (parse_userinfo(s, (size_t)(at - s), u, err, errlen) < 0)
+			return -1;
+		h = at + 1;
+	} else
+		h = s;
+	if (*h == '[') {
+		hend = memchr(h, ']', (size_t)(end - h));
+		if (hend == NULL || hend == h + 1)
+			return fail(err, errlen, "bad IPv6 address");
+		p = hend + 1;
+		h++;
+	} else {
+		hend = memchr(h, ':', (size_t)(end - h));
+		if (hend == NULL)
+			hend = end;
+		p = hend;
+	}
+	if (hend == h)
+		return fail(err, errlen, "missing host");
+	if (p < end) {
+		if (*p != ':' ||
+		    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0)
+			return fail(err, errlen, "bad port");
+	}
+	if (*end == '/' && end[1] != '\0') {
+		if ((db = parse_uint(end + 1, strlen(end + 1), 0, URL_MAX_DB)) < 0)
+			return fail(err, errlen, "bad database number");
+	} else if (*end == '?' || *end == '#')
+		return fail(err, errlen, "unexpected query or fragment");
+	u->host = strndup(h, (size_t)(hend - h));
+	if (u->host == NULL)
+		return fail(err, errlen, "out of memory");
+	for (p = u->host; *p; p++)
+		if (!isalnum((unsigned char)*p) && strchr(".-_:%", *p) == NULL)
+			return fail(err, errlen, "bad host name");
+	u->port = (int)port;
+	u->db = (int)db;
+	u->kind = URL_TCP;
+	return 0;
+}
+
+/*
+ * Parse s into u (which the caller frees with url_free(), also after an
+ * error).  Returns 0, or -1 with a reason in err.
+ */
+int
+url_parse(const char *s, struct url *u, char *err, size_t errlen)
+{
+	memset(u, 0, sizeof(*u));
+	if (strncmp(s, "redis://", 8) == 0)
+		return parse_tcp(s + 8, u, err, errlen);
+	if (strncmp(s, "unix://", 7) == 0)
+		return parse_unix(s + 7, u, err, errlen);
+	if (strncmp(s, "rediss://", 9) == 0)
+		return fail(err, errlen, "TLS (rediss://) is not supported");
+	return fail(err, errlen,
+	    "expected redis://host[:port][/db] or unix:///path");
+}
+
+void
+url_free(struct url *u)
+{
+	free(u->host);
+	free(u->user);
+	if (u->password != NULL) {
+		explicit_bzero(u->password, strlen(u->password));
+		free(u->password);
+	}
+	free(u->path);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Name a server for messages, without credentials: "host:port", "path". */
+void
+url_name(const struct url *u, char *buf, size_t len)
+{
+	if (u->kind == URL_UNIX)
+		snprintf(buf, len, "%s", u->path);
+	else if (strchr(u->host, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", u->host, u->port);
+	else
+		snprintf(buf, len, "%s:%d", u->host, u->port);
+}
+
+/*
+ * Copy s for an error message with any user information (which may
+ * hold a password) replaced by "***".
+ */
+void
+url_redact(const char *s, char *buf, size_t len)
+{
+	const char *auth = strstr(s, "://"), *end, *at = NULL;
+
+	if (auth == NULL) {
+		snprintf(buf, len, "%s", s);
+		return;
+	}
+	auth += 3;
+	end = auth + strcspn(auth, "/?#");
+	for (const char *p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
+		snprintf(buf, len, "%s", s);
+	else
+		snprintf(buf, len, "%.*s***%s", (int)(auth - s), s, at);
+}
