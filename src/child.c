@@ -13,11 +13,14 @@
  */
 #include "child.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,4 +208,105 @@ child_restore_terminal(const struct child *ch)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 		signal(SIGTTOU, old);
 	}
+}
+
+/*
+ * The guard: a small process forked from redlock that outlives it.  It
+ * reads lease ends (int64_t clock_ms() values) from a pipe and SIGKILLs
+ * the command's process group when one passes without a newer one, or
+ * when the pipe reaches EOF without the stand-down message (redlock
+ * died, even by SIGKILL).  So the command never outlives the lock
+ * because redlock was killed or stopped.  A lease end of 0 stands down;
+ * INT64_MAX means "no lease to enforce".
+ */
+static void
+guard_main(int fd, pid_t pgid, int64_t margin)
+{
+	int64_t end = INT64_MAX, msg;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int null = open("/dev/null", O_RDWR);
+
+	/* Hold nothing of the caller's: not its terminal, its pipes (a
+	 * shell's $(...) would wait for them) or its Redis sockets. */
+	for (int i = 0; i < 3; i++)
+		if (null >= 0)
+			dup2(null, i);
+	if (fd != 3) {
+		dup2(fd, 3);
+		fd = p.fd = 3;
+	}
+	close_range(4, ~0U, 0);
+	/* Signals meant for redlock's process group are not for us. */
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		signal(forwarded[i], forwarded[i] == SIGCHLD ? SIG_DFL : SIG_IGN);
+	signal(SIGALRM, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	for (;;) {
+		int64_t left = end == INT64_MAX ? -1 : end - margin - clock_ms();
+		ssize_t n;
+
+		if (end != INT64_MAX && left <= 0)
+			break;
+		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
+			continue;
+		n = read(fd, &msg, sizeof(msg));
+		if (n == (ssize_t)sizeof(msg) && msg == 0)
+			_exit(0);
+		if (n == (ssize_t)sizeof(msg))
+			end = msg;
+		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
+	kill(-pgid, SIGKILL);
+	_exit(0);
+}
+
+/*
+ * Start the guard for the running command, killing it margin ms before
+ * each lease end it is sent.  Call before any thread exists.  Returns
+ * 0, or -1 (the run goes on unguarded, as with flock).
+ */
+int
+child_guard_start(struct child *ch, int64_t margin)
+{
+	int gp[2];
+
+	ch->guard = 0;
+	ch->guard_fd = -1;
+	if (pipe2(gp, O_CLOEXEC) < 0)
+		return -1;
+	ch->guard = fork();
+	if (ch->guard < 0) {
+		close(gp[0]);
+		close(gp[1]);
+		ch->guard = 0;
+		return -1;
+	}
+	if (ch->guard == 0) {
+		close(gp[1]);
+		guard_main(gp[0], ch->pid, margin);
+	}
+	close(gp[0]);
+	ch->guard_fd = gp[1];
+	return 0;
+}
+
+/* Tell the guard a new lease end: see guard_main().  Async-safe. */
+void
+child_guard_lease(int fd, int64_t end)
+{
+	if (fd >= 0)
+		(void)!write(fd, &end, sizeof(end));
+}
+
+/* Stand the guard down.  It exits at once; init reaps it if we exit
+ * first, so there is no need to wait for it here. */
+void
+child_guard_stop(struct child *ch)
+{
+	if (ch->guard_fd < 0)
+		return;
+	child_guard_lease(ch->guard_fd, 0);
+	close(ch->guard_fd);
+	ch->guard_fd = -1;
 }

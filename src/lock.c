@@ -579,7 +579,8 @@ token_op(struct lock *l, const char *script, const char *token,
 	req_all(r, l->n, &a);
 	*others = 0;
 	l->err[0] = '\0';
-	conn_exec(l->conns, r, l->n, clock_ms() + 2000, -1);
+	conn_exec(l->conns, r, l->n, clock_ms() +
+	    (l->brief ? l->op_timeout : 2000), -1);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
@@ -604,7 +605,7 @@ lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
 {
 	int ok = token_op(l, release_lua, token, keep_ms, others);
 
-	if (l->err[0] != '\0' && ok + *others < l->n) {
+	if (l->err[0] != '\0' && ok + *others < l->n && !l->brief) {
 		int again = 0;
 		ok += token_op(l, release_lua, token, keep_ms, &again);
 		*others += again;

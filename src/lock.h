@@ -37,6 +37,7 @@ struct lock {
 	char token[LOCK_TOKEN_LEN + 1];
 	int64_t ttl;
 	int64_t op_timeout;	/* per-command deadline for one attempt */
+	int brief;		/* release and extend: one op_timeout try */
 	long long fence;
 	char (*run_id)[48];	/* per server, as seen when acquired */
 	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */

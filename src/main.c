@@ -339,7 +339,7 @@ cmd_run(const struct config *c, struct lock *l)
 	struct run r = { .cfg = c, .lock = l };
 	enum lock_result res;
 	char **env;
-	int status, others, code;
+	int status, others, code, guard;
 
 	meta_fill(&l->meta, c, (long)getpid());
 	res = lock_acquire(l, c->wait, child_signal_fd());
@@ -360,24 +360,35 @@ cmd_run(const struct config *c, struct lock *l)
 	}
 	free(env);
 	r.started = clock_ms();
+	/* The guard kills the command if redlock dies or stalls; it
+	 * enforces the lease unless --on-lost ignore. */
+	if (child_guard_start(&r.child, config_safety(c->ttl)) < 0)
+		log_error("cannot start the guard process: %s", strerror(errno));
+	guard = res == LOCK_HELD && c->on_lost != ON_LOST_IGNORE ?
+	    r.child.guard_fd : -1;
+	child_guard_lease(guard, l->sent_at + l->ttl - lock_drift(l->ttl));
 	if (res == LOCK_HELD &&
-	    (r.renew = renew_start(l, child_notify_fd())) == NULL) {
+	    (r.renew = renew_start(l, child_notify_fd(), guard)) == NULL) {
 		log_error("cannot start the renewal thread: %s", strerror(errno));
 		lease_lost(&r, "no renewal", clock_ms());
 	}
 	status = supervise(&r);
 	renew_stop(r.renew);
+	child_guard_stop(&r.child);
 	child_restore_terminal(&r.child);
 	code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
 	    child_exit_status(status);
-	if (r.lost)
-		log_error("exiting with status %d: the lock was lost", EXIT_LOST);
 release:
 	if (res == LOCK_REENTRANT)
 		return code;
 	{
 		int64_t keep = c->min_hold - (clock_ms() - l->granted_at);
-		int ok = lock_release(l, l->token, r.lost || keep < 0 ? 0 : keep,
+		int ok;
+
+		/* After a loss the servers may be unreachable: try once,
+		 * briefly, in case the key is still ours. */
+		l->brief = r.lost;
+		ok = lock_release(l, l->token, r.lost || keep < 0 ? 0 : keep,
 		    &others);
 		if (ok < l->quorum && !r.lost)
 			log_error("could not release lock '%s'%s%s", c->name,

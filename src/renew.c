@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "clock.h"
 #include "log.h"
 
@@ -32,6 +33,7 @@ struct renew {
 	pthread_mutex_t mu;
 	int stop_fd[2];		/* main writes to [1] to stop the thread */
 	int notify_fd;		/* main's self-pipe: a 0 byte on loss */
+	int guard_fd;		/* the guard's pipe, or -1 */
 	int64_t sent;		/* guarded by mu */
 	int lost;		/* guarded by mu */
 	char why[256];		/* guarded by mu */
@@ -77,6 +79,8 @@ renew_main(void *arg)
 			pthread_mutex_lock(&r->mu);
 			r->sent = sent;
 			pthread_mutex_unlock(&r->mu);
+			child_guard_lease(r->guard_fd,
+			    sent + l->ttl - lock_drift(l->ttl));
 			if (failing)
 				log_info("renewed lock again");
 			failing = 0;
@@ -106,12 +110,13 @@ renew_main(void *arg)
 }
 
 /*
- * Start renewing l, whose grant was sent at l->sent_at.  The thread
+ * Start renewing l, whose grant was sent at l->sent_at, telling each new
+ * lease end to the guard on guard_fd (-1: none).  The thread
  * blocks every signal, so that handlers run in the main thread.
  * Returns NULL on failure (errno set).
  */
 struct renew *
-renew_start(const struct lock *l, int notify_fd)
+renew_start(const struct lock *l, int notify_fd, int guard_fd)
 {
 	struct renew *r = calloc(1, sizeof(*r));
 	sigset_t all, old;
@@ -121,6 +126,7 @@ renew_start(const struct lock *l, int notify_fd)
 		return NULL;
 	r->lock = l;
 	r->notify_fd = notify_fd;
+	r->guard_fd = guard_fd;
 	r->sent = l->sent_at;
 	r->conns = calloc((size_t)l->n, sizeof(*r->conns));
 	if (r->conns == NULL || pipe2(r->stop_fd, O_CLOEXEC) < 0) {
