@@ -168,6 +168,18 @@ int
 conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd)
 {
+	return conn_exec_until(c, r, n, deadline, intr_fd, NULL, NULL);
+}
+
+/*
+ * As conn_exec(), but stop waiting for the rest once settled(r, n, arg)
+ * says the replies in hand decide the matter; the connections still
+ * waiting are closed and their requests marked timed out.
+ */
+int
+conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
+    int intr_fd, conn_settled_fn *settled, const void *arg)
+{
 	struct slot s[n > 0 ? n : 1];
 	struct pollfd pfd[n + 1];
 	int idx[n + 1], busy = 0, got = 0;
@@ -176,6 +188,7 @@ conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		memset(&s[i], 0, sizeof(s[i]));
 		r[i].reply = NULL;
 		r[i].err[0] = '\0';
+		r[i].timed_out = 0;
 		if (r[i].argc == 0)
 			continue;
 		if (c[i].ctx == NULL) {
@@ -241,11 +254,15 @@ conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		busy = 0;
 		for (int i = 0; i < n; i++)
 			busy += s[i].busy;
+		if (busy > 0 && settled != NULL && settled(r, n, arg))
+			break;
 	}
 	for (int i = 0; i < n; i++) {
-		if (s[i].busy)
+		if (s[i].busy) {
+			r[i].timed_out = 1;
 			slot_fail(&c[i], &r[i], &s[i], s[i].fresh ?
 			    "Connection timed out" : "no reply in time");
+		}
 		if (r[i].reply != NULL)
 			got++;
 	}

@@ -23,12 +23,18 @@ struct conn_req {
 	const size_t *argvlen;
 	redisReply *reply;	/* set on success; the caller frees it */
 	char err[320];		/* set when reply is NULL */
+	int timed_out;		/* no answer by the deadline */
 };
+
+/* Has a quorum decided?  Then conn_exec_until() stops waiting. */
+typedef int conn_settled_fn(const struct conn_req *r, int n, const void *arg);
 
 void conn_init(struct conn *c, const struct url *u, const char *password);
 void conn_close(struct conn *c);
 int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);
+int conn_exec_until(struct conn *c, struct conn_req *r, int n,
+    int64_t deadline, int intr_fd, conn_settled_fn *settled, const void *arg);
 void conn_req_clear(struct conn_req *r, int n);
 
 #endif

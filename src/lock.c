@@ -16,6 +16,7 @@
  */
 #include "lock.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,21 @@ static const char release_lua[] =
     "redis.call('RPUSH', KEYS[3], '1')\n"
     "redis.call('LTRIM', KEYS[3], 0, 0)\n"
     "redis.call('PEXPIRE', KEYS[3], 10000)\n"
+    "return 1\n";
+
+/*
+ * Quorum mode: raise the fencing counter to the fence of this grant
+ * (the largest among the granting servers).  Once a majority holds a
+ * counter at least this high, every later grant, whose majority shares
+ * a server with this one, mints a larger fence.
+ */
+static const char bump_lua[] =
+    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then\n"
+    "  redis.call('SET', KEYS[1], ARGV[1])\n"
+    "end\n"
+    "if redis.call('EXISTS', KEYS[2]) == 1 then\n"
+    "  redis.call('HSET', KEYS[2], 'fence', ARGV[1])\n"
+    "end\n"
     "return 1\n";
 
 /* Reset the TTL if the token holds the lock: 1, else 0 held, -1 free. */
@@ -189,7 +205,13 @@ lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
 	l->name = name;
 	l->namelen = nl;
 	l->ttl = ttl;
-	l->op_timeout = ttl / 10 < 50 ? 50 : ttl / 10 > 2000 ? 2000 : ttl / 10;
+	/* One server: its answer is needed, give it time.  Several: a
+	 * server that does not answer quickly is passed over (Redlock
+	 * wants the timeout small against the TTL). */
+	if (n == 1)
+		l->op_timeout = ttl / 10 < 50 ? 50 : ttl / 10 > 2000 ? 2000 : ttl / 10;
+	else
+		l->op_timeout = ttl / 100 < 50 ? 50 : ttl / 100 > 500 ? 500 : ttl / 100;
 	l->busy_pttl = -1;
 	if ((l->key = malloc(pl + nl + 1)) == NULL)
 		return -1;
@@ -312,6 +334,63 @@ note_err(struct lock *l, const struct conn_req *r, int i)
 		snprintf(l->err, sizeof(l->err), "%s", r->err);
 }
 
+/* How many replies are an integer (or array headed by one) equal to v;
+ * with v < 0, how many are anything else, failures included. */
+static int
+count_kind(const struct conn_req *r, int n, long long v)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		const redisReply *p = r[i].reply;
+		long long got = LLONG_MIN;
+
+		if (p != NULL && p->type == REDIS_REPLY_INTEGER)
+			got = p->integer;
+		else if (p != NULL && p->type == REDIS_REPLY_ARRAY)
+			got = elem_int(p, 0);
+		if (v >= 0 ? got == v : (got != 1 && (p != NULL || r[i].err[0])))
+			k++;
+	}
+	return k;
+}
+
+/* Acquire or renew: a quorum said yes, or too many said no to get one. */
+static int
+quorum_settled(const struct conn_req *r, int n, const void *arg)
+{
+	int quorum = n / 2 + 1;
+
+	(void)arg;
+	return count_kind(r, n, 1) >= quorum || count_kind(r, n, 2) >= quorum ||
+	    count_kind(r, n, -1) > n - quorum;
+}
+
+/* Raise the fencing counters to l->fence; see bump_lua. */
+static int
+fence_bump(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int ok;
+
+	arg_str(&a, "EVAL");
+	arg_str(&a, bump_lua);
+	arg_str(&a, "2");
+	arg(&a, l->fence_key, l->fence_keylen);
+	arg(&a, l->meta_key, l->meta_keylen);
+	arg_num(&a, l->fence);
+	req_all(r, l->n, &a);
+	conn_exec_until(l->conns, r, l->n, clock_ms() + l->op_timeout, -1,
+	    quorum_settled, NULL);
+	ok = count_kind(r, l->n, 1);
+	for (int i = 0; ok < l->quorum && i < l->n; i++)
+		if (r[i].reply == NULL || r[i].reply->type != REDIS_REPLY_INTEGER)
+			note_err(l, &r[i], i);
+	conn_req_clear(r, l->n);
+	return ok;
+}
+
 /* Release our token everywhere after a failed or interrupted attempt. */
 static void
 undo(struct lock *l)
@@ -365,7 +444,8 @@ lock_try(struct lock *l, int intr_fd)
 	l->busy_pttl = -1;
 	l->fence = 0;
 	l->sent_at = clock_ms();
-	rc = conn_exec(l->conns, r, l->n, l->sent_at + l->op_timeout, intr_fd);
+	rc = conn_exec_until(l->conns, r, l->n, l->sent_at + l->op_timeout,
+	    intr_fd, quorum_settled, NULL);
 	l->granted_at = clock_ms();
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
@@ -400,9 +480,10 @@ lock_try(struct lock *l, int intr_fd)
 	else if (reentrant >= l->quorum)
 		return LOCK_REENTRANT;
 	else if (granted >= l->quorum &&
-	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0)
+	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0 &&
+	    (l->n == 1 || fence_bump(l) >= l->quorum))
 		return LOCK_HELD;
-	else if (granted + reentrant + busy >= l->quorum)
+	else if (granted + reentrant + busy >= l->quorum && l->err[0] == '\0')
 		res = LOCK_BUSY;
 	else
 		res = LOCK_UNAVAILABLE;
@@ -535,7 +616,7 @@ lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
 		r[i].argv = argv[i];
 		r[i].argvlen = len[i];
 	}
-	conn_exec(conns, r, l->n, deadline, -1);
+	conn_exec_until(conns, r, l->n, deadline, -1, quorum_settled, NULL);
 	why[0] = '\0';
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
@@ -566,7 +647,7 @@ lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
  */
 static int
 token_op(struct lock *l, const char *script, const char *token,
-    long long arg1, int *others)
+    long long arg1, int *others, char *retry)
 {
 	struct conn_req r[l->n];
 	struct args a = { 0 };
@@ -577,13 +658,21 @@ token_op(struct lock *l, const char *script, const char *token,
 	arg(&a, token, strlen(token));
 	arg_num(&a, arg1);
 	req_all(r, l->n, &a);
+	for (int i = 0; i < l->n; i++)
+		if (!retry[i])
+			r[i].argc = 0;
 	*others = 0;
 	l->err[0] = '\0';
 	conn_exec(l->conns, r, l->n, clock_ms() +
-	    (l->brief ? l->op_timeout : 2000), -1);
+	    (l->brief || l->n > 1 ? l->op_timeout : 2000), -1);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
+		/* A server that failed at once (a connection it had closed)
+		 * is worth one more try; one that timed out is not. */
+		retry[i] = retry[i] && p == NULL && !r[i].timed_out;
+		if (r[i].argc == 0)
+			continue;
 		if (p == NULL || p->type != REDIS_REPLY_INTEGER)
 			note_err(l, &r[i], i);
 		else if (p->integer > 0)
@@ -603,11 +692,13 @@ token_op(struct lock *l, const char *script, const char *token,
 int
 lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
 {
-	int ok = token_op(l, release_lua, token, keep_ms, others);
+	char retry[l->n];
+	int ok, again = 0;
 
-	if (l->err[0] != '\0' && ok + *others < l->n && !l->brief) {
-		int again = 0;
-		ok += token_op(l, release_lua, token, keep_ms, &again);
+	memset(retry, 1, sizeof(retry));
+	ok = token_op(l, release_lua, token, keep_ms, others, retry);
+	if (memchr(retry, 1, sizeof(retry)) != NULL && !l->brief) {
+		ok += token_op(l, release_lua, token, keep_ms, &again, retry);
 		*others += again;
 	}
 	return ok;
@@ -617,7 +708,16 @@ lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
 int
 lock_extend(struct lock *l, const char *token, int *others)
 {
-	return token_op(l, extend_lua, token, l->ttl, others);
+	char retry[l->n];
+	int ok, again = 0;
+
+	memset(retry, 1, sizeof(retry));
+	ok = token_op(l, extend_lua, token, l->ttl, others, retry);
+	if (memchr(retry, 1, sizeof(retry)) != NULL) {
+		ok += token_op(l, extend_lua, token, l->ttl, &again, retry);
+		*others += again;
+	}
+	return ok;
 }
 
 static void

@@ -96,13 +96,15 @@ renew_main(void *arg)
 			(void)!write(r->notify_fd, &zero, 1);
 			break;
 		}
-		if (!failing)
+		if (failing == 1)
 			log_error("cannot renew the lock (retrying): %s", why);
-		failing = 1;
+		failing++;
 		pthread_mutex_lock(&r->mu);
 		snprintf(r->why, sizeof(r->why), "%s", why);
 		pthread_mutex_unlock(&r->mu);
-		next = clock_ms() + retry + clock_jitter(retry / 4);
+		/* The first retry is immediate: a connection the server closed
+		 * while idle (timeout, CLIENT KILL) just needs reopening. */
+		next = clock_ms() + (failing > 1 ? retry + clock_jitter(retry / 4) : 0);
 	}
 	for (int i = 0; i < l->n; i++)
 		conn_close(&r->conns[i]);
