@@ -89,21 +89,35 @@ struct run {
 	int timed_out;		/* --max-time ran out: exit 124 */
 };
 
+/*
+ * Who we run as, for the metadata (for people, not for security):
+ * $USER, which costs nothing, else the password database, else the uid.
+ */
+void
+meta_user(char *buf, size_t len)
+{
+	const char *user = getenv("USER");
+	struct passwd *pw;
+
+	if (user != NULL && user[0] != '\0')
+		snprintf(buf, len, "%s", user);
+	else if ((pw = getpwuid(geteuid())) != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%ld", (long)geteuid());
+}
+
 /* Fill the holder metadata recorded beside the lock. */
 static void
 meta_fill(struct lock_meta *m, const struct config *c, long pid)
 {
-	struct passwd *pw = getpwuid(geteuid());
 	size_t n = 0;
 
 	memset(m, 0, sizeof(*m));
 	if (gethostname(m->host, sizeof(m->host) - 1) != 0)
 		snprintf(m->host, sizeof(m->host), "unknown");
 	m->pid = pid;
-	if (pw != NULL)
-		snprintf(m->user, sizeof(m->user), "%s", pw->pw_name);
-	else
-		snprintf(m->user, sizeof(m->user), "%ld", (long)geteuid());
+	meta_user(m->user, sizeof(m->user));
 	m->start_ms = clock_wall_ms();
 	if (c->shell != NULL)
 		snprintf(m->cmd, sizeof(m->cmd), "%s", c->shell);

@@ -119,8 +119,7 @@ verb_acquire(const struct config *c, struct lock *l)
 	if (gethostname(l->meta.host, sizeof(l->meta.host) - 1) != 0)
 		snprintf(l->meta.host, sizeof(l->meta.host), "unknown");
 	l->meta.pid = (long)getppid();
-	snprintf(l->meta.user, sizeof(l->meta.user), "%s",
-	    getenv("USER") ? getenv("USER") : "");
+	meta_user(l->meta.user, sizeof(l->meta.user));
 	snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
 	l->meta.start_ms = clock_wall_ms();
 	res = lock_acquire(l, c->wait, child_signal_fd());
@@ -135,6 +134,7 @@ verb_acquire(const struct config *c, struct lock *l)
 	fputs("\nREDLOCK_KEY=", stdout);
 	put_shell(l->key);
 	printf("\nREDLOCK_TOKEN=%s\nREDLOCK_FENCE=%lld\n", l->token, l->fence);
+	puts("export REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE");
 	return 0;
 }
 
@@ -162,12 +162,35 @@ say_holder(const struct config *c, struct lock *l, const char *verb)
 	    "it is held by another token" : "it is not held");
 }
 
+/* Is token one of the blank-separated words of held? */
+static int
+inherited(const char *held, const char *token)
+{
+	size_t n = strlen(token);
+
+	for (const char *p = held; p != NULL && *p != '\0';) {
+		size_t w = strcspn(p, " ");
+		if (w == n && memcmp(p, token, n) == 0)
+			return 1;
+		p += w;
+		p += strspn(p, " ");
+	}
+	return 0;
+}
+
 /* release and extend: act only if TOKEN holds the lock. */
 static int
 verb_token(const struct config *c, struct lock *l, int extend)
 {
 	int others, ok;
 
+	/* A token inherited from an enclosing redlock (re-entrance) is that
+	 * redlock's to release, when its command is done. */
+	if (!extend && inherited(l->held, c->token)) {
+		log_info("lock '%s' is held by an enclosing redlock, which will "
+		    "release it", c->name);
+		return 0;
+	}
 	ok = extend ? lock_extend(l, c->token, &others) :
 	    lock_release(l, c->token, 0, &others);
 	if (ok >= l->quorum)
@@ -306,19 +329,14 @@ verb_break(const struct config *c, struct lock *l)
 		return EXIT_UNAVAILABLE;
 	}
 	if (h == NULL) {
-		printf("lock '");
-		put_text(l->name, l->namelen);
-		printf("' was not held\n");
+		log_error("lock '%s' was not held", c->name);
 		return 1;
 	}
-	printf("removed lock '");
-	put_text(l->name, l->namelen);
 	if (h->has_meta)
-		printf("' held by %s@%s pid %ld (fence %lld)\n", h->meta.user,
-		    h->meta.host, h->meta.pid, h->fence);
+		log_error("removed lock '%s' held by %s@%s pid %ld (fence %lld)",
+		    c->name, h->meta.user, h->meta.host, h->meta.pid, h->fence);
 	else
-		printf("' held by another client\n");
-	(void)c;
+		log_error("removed lock '%s' held by another client", c->name);
 	return 0;
 }
 
