@@ -480,10 +480,13 @@ lock_try(struct lock *l, int intr_fd)
 	else if (reentrant >= l->quorum)
 		return LOCK_REENTRANT;
 	else if (granted >= l->quorum &&
-	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0 &&
-	    (l->n == 1 || fence_bump(l) >= l->quorum))
-		return LOCK_HELD;
-	else if (granted + reentrant + busy >= l->quorum && l->err[0] == '\0')
+	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0) {
+		if (l->n == 1 || fence_bump(l) >= l->quorum)
+			return LOCK_HELD;
+		res = LOCK_UNAVAILABLE;
+	} else if (granted + reentrant + busy >= l->quorum)
+		/* Enough servers answered: the lock is taken (or our grant came
+		 * too late); servers that did not answer are not the reason. */
 		res = LOCK_BUSY;
 	else
 		res = LOCK_UNAVAILABLE;
@@ -567,7 +570,7 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 		if (res == LOCK_HELD || res == LOCK_REENTRANT ||
 		    res == LOCK_INTERRUPTED)
 			return res;
-		if (res == LOCK_UNAVAILABLE && (first || ++failures >= 4))
+		if (res == LOCK_UNAVAILABLE && (first || ++failures >= 3))
 			return res;
 		first = 0;
 		left = until < 0 ? -1 : until - clock_ms();
@@ -581,7 +584,7 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 		rc = wait_wake(l, ms, intr_fd);
 		if (rc < 0)
 			return LOCK_INTERRUPTED;
-		if (rc > 0 && ++failures >= 4)
+		if (rc > 0 && ++failures >= 3)
 			return LOCK_UNAVAILABLE;
 	}
 }
