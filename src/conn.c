@@ -36,6 +36,7 @@ conn_close(struct conn *c)
 	if (c->ctx != NULL)
 		redisFree(c->ctx);
 	c->ctx = NULL;
+	c->discard = 0;
 }
 
 /* Free the replies of n requests and mark them empty. */
@@ -133,6 +134,11 @@ slot_read(struct conn *c, struct conn_req *r, struct slot *s)
 		if (reply == NULL)
 			return;
 		s->fresh = 0;
+		if (c->discard > 0) {
+			c->discard--;
+			freeReplyObject(reply);
+			continue;
+		}
 		if (s->skip > 0) {
 			redisReply *p = reply;
 			s->skip--;
@@ -254,8 +260,20 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		busy = 0;
 		for (int i = 0; i < n; i++)
 			busy += s[i].busy;
-		if (busy > 0 && settled != NULL && settled(r, n, arg))
+		if (busy > 0 && settled != NULL && settled(r, n, arg)) {
+			/* The others' replies are not needed now; a fully sent
+			 * request's reply is dropped when it comes, so the
+			 * connection stays open for the next command. */
+			for (int i = 0; i < n; i++) {
+				if (!s[i].busy || !s[i].wdone)
+					continue;
+				c[i].discard += s[i].skip + 1;
+				s[i].busy = 0;
+				snprintf(r[i].err, sizeof(r[i].err), "%s: no reply needed",
+				    c[i].name);
+			}
 			break;
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		if (s[i].busy) {

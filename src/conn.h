@@ -13,6 +13,7 @@ struct conn {
 	const struct url *url;
 	const char *password;	/* the URL's or the environment's; not owned */
 	redisContext *ctx;	/* NULL while disconnected */
+	int discard;		/* replies still due to requests we gave up on */
 	char name[128];		/* for messages; never holds a password */
 };
 

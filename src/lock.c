@@ -31,19 +31,17 @@
  * removed by an operator) is seeded from the server clock in
  * microseconds, which is beyond any value it can have had, so fences
  * only ever increase.  Returns {1, fence, run_id} when granted,
- * {2, fence, run_id, token} when one of the inherited tokens (ARGV[8..])
- * holds it, {0, pttl} when someone else does.
+ * {2, fence, token} when one of the inherited tokens (ARGV[8..]) holds
+ * it, {0, pttl} when someone else does.  The run id (a few microseconds
+ * of INFO) lets renewals notice a restart from the start.
  */
 static const char acquire_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
-    "local function runid()\n"
-    "  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''\n"
-    "end\n"
     "if v then\n"
     "  for i = 8, #ARGV do\n"
     "    if ARGV[i] == v then\n"
     "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
-    "      return {2, tonumber(f), runid(), v}\n"
+    "      return {2, tonumber(f), v}\n"
     "    end\n"
     "  end\n"
     "  return {0, redis.call('PTTL', KEYS[1])}\n"
@@ -59,23 +57,23 @@ static const char acquire_lua[] =
     "  'user', ARGV[5], 'cmd', ARGV[6], 'start', ARGV[7],\n"
     "  'fence', string.format('%.0f', f), 'ttl', ARGV[2])\n"
     "redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
-    "return {1, f, runid()}\n";
+    "return {1, f, string.match(redis.call('INFO', 'server'),\n"
+    "  'run_id:(%x+)') or ''}\n";
 
 /*
- * Extend the lease if the token still holds it.  Returns 1 renewed,
- * 0 the key is gone or holds another token, -1 the server restarted
- * since the lock was taken (its run id changed; with no persistence
- * the key may have been lost and recreated by someone else).
+ * Extend the lease if the token still holds it.  Returns {1, run_id}
+ * renewed, {0, run_id} the key is gone or holds another token, {-1,
+ * run_id} the server restarted since the last renewal (its run id is not
+ * ARGV[3]; with no persistence the key may have been lost and taken by
+ * someone else meanwhile).
  */
 static const char renew_lua[] =
-    "if ARGV[3] ~= '' and string.match(redis.call('INFO', 'server'),\n"
-    "    'run_id:(%x+)') ~= ARGV[3] then\n"
-    "  return -1\n"
-    "end\n"
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
+    "local id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or ''\n"
+    "if ARGV[3] ~= '' and id ~= ARGV[3] then return {-1, id} end\n"
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, id} end\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "return 1\n";
+    "return {1, id}\n";
 
 /*
  * Release if the token holds the lock: delete it and wake one waiter,
@@ -456,17 +454,16 @@ lock_try(struct lock *l, int intr_fd)
 			continue;
 		}
 		kind = elem_int(p, 0);
-		if (kind == 1 || kind == 2) {
-			if (elem_int(p, 1) > l->fence)
-				l->fence = elem_int(p, 1);
+		if ((kind == 1 || kind == 2) && elem_int(p, 1) > l->fence)
+			l->fence = elem_int(p, 1);
+		if (kind == 1)
 			snprintf(l->run_id[i], sizeof(l->run_id[i]), "%s",
 			    elem_str(p, 2));
-		}
 		if (kind == 1)
 			granted++;
 		else if (kind == 2) {
 			reentrant++;
-			snprintf(l->token, sizeof(l->token), "%s", elem_str(p, 3));
+			snprintf(l->token, sizeof(l->token), "%s", elem_str(p, 2));
 		} else {
 			long long t = elem_int(p, 1);
 			busy++;
@@ -591,13 +588,14 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 
 /*
  * Extend the lease on every server with conns (the renewal thread's
- * own).  Returns how many servers renewed.  *lost is set when so many
- * servers answered that the lock is gone (key missing, another token,
- * restarted server) that a quorum can no longer renew.
+ * own).  run_id[i] holds server i's run id as last seen ("": unknown)
+ * and is updated.  Returns how many servers renewed.  *lost is
+ * set when so many servers answered that the lock is gone (key missing,
+ * another token, restarted server) that a quorum can no longer renew.
  */
 int
-lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
-    int *lost, char *why, size_t whylen)
+lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],
+    int64_t deadline, int *lost, char *why, size_t whylen)
 {
 	struct conn_req r[l->n];
 	const char *argv[l->n][8];
@@ -608,7 +606,7 @@ lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
 	for (int i = 0; i < l->n; i++) {
 		const char *v[8] = { "EVAL", renew_lua, nk, l->key, l->meta_key,
-		    l->token, ttl, l->run_id[i] };
+		    l->token, ttl, run_id[i] };
 		for (int j = 0; j < 8; j++) {
 			argv[i][j] = v[j];
 			len[i][j] = strlen(v[j]);
@@ -623,20 +621,25 @@ lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
 	why[0] = '\0';
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
+		long long code;
 
-		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
-			if (p->integer == 1)
-				ok++;
-			else {
-				gone++;
-				snprintf(why, whylen, "%s: %s", conns[i].name,
-				    p->integer == 0 ?
-				    "the lock is gone or held by another token" :
-				    "the server restarted");
-			}
-		} else if (why[0] == '\0')
-			snprintf(why, whylen, "%s", p != NULL &&
-			    p->type == REDIS_REPLY_ERROR ? p->str : r[i].err);
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 2) {
+			if (why[0] == '\0')
+				snprintf(why, whylen, "%s", p != NULL &&
+				    p->type == REDIS_REPLY_ERROR ? p->str :
+				    p != NULL ? "unexpected reply" : r[i].err);
+			continue;
+		}
+		code = elem_int(p, 0);
+		if (code == 1) {
+			ok++;
+			snprintf(run_id[i], sizeof(run_id[i]), "%s", elem_str(p, 1));
+			continue;
+		}
+		gone++;
+		snprintf(why, whylen, "%s: %s", conns[i].name, code == 0 ?
+		    "the lock is gone or held by another token" :
+		    "the server restarted");
 	}
 	conn_req_clear(r, l->n);
 	*lost = l->n - gone < l->quorum;

@@ -39,7 +39,7 @@ struct lock {
 	int64_t op_timeout;	/* per-command deadline for one attempt */
 	int brief;		/* release and extend: one op_timeout try */
 	long long fence;
-	char (*run_id)[48];	/* per server, as seen when acquired */
+	char (*run_id)[48];	/* per server, as seen when granted */
 	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
 	int64_t granted_at;	/* clock_ms() when its replies were in */
 	int64_t busy_pttl;	/* after LOCK_BUSY: shortest TTL left, -1 none */
@@ -65,8 +65,8 @@ void lock_free(struct lock *l);
 int64_t lock_drift(int64_t ttl);
 enum lock_result lock_try(struct lock *l, int intr_fd);
 enum lock_result lock_acquire(struct lock *l, int64_t wait, int intr_fd);
-int lock_renew(const struct lock *l, struct conn *conns, int64_t deadline,
-    int *lost, char *why, size_t whylen);
+int lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],
+    int64_t deadline, int *lost, char *why, size_t whylen);
 int lock_release(struct lock *l, const char *token, int64_t keep_ms,
     int *others);
 int lock_extend(struct lock *l, const char *token, int *others);

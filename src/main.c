@@ -81,7 +81,10 @@ struct run {
 	const struct config *cfg;
 	struct lock *lock;
 	struct child child;
-	struct renew *renew;	/* NULL when re-entrant: the outer renews */
+	int held;		/* ours to renew and release (not re-entrant) */
+	struct renew *renew;	/* started when the first renewal is due */
+	int64_t renew_at;
+	int guard_fd;		/* where lease ends go, or -1 */
 	int64_t started;	/* clock_ms() when the command started */
 	int64_t kill_at;	/* SIGKILL then, once stopping; 0 = not */
 	int stopping;
@@ -233,12 +236,26 @@ check_deadlines(struct run *r)
 	int64_t now = clock_ms(), next = now + 60000;
 	char why[256];
 
-	if (r->renew != NULL && !(r->lost && r->stopping)) {
-		int64_t kill_at = renew_lease_end(r->renew) -
-		    config_safety(c->ttl);
-		int64_t term_at = kill_at - config_kill_after(c);
+	if (r->held && !(r->lost && r->stopping)) {
+		int64_t kill_at, term_at;
 
-		if (renew_lost(r->renew, why, sizeof(why)))
+		/* Commands shorter than ttl/3 never need the thread. */
+		if (r->renew == NULL && r->renew_at > 0 && now >= r->renew_at) {
+			r->renew_at = 0;
+			r->renew = renew_start(r->lock, child_notify_fd(),
+			    r->guard_fd);
+			if (r->renew == NULL)
+				log_error("cannot start the renewal thread: %s",
+				    strerror(errno));
+		}
+		kill_at = (r->renew != NULL ? renew_lease_end(r->renew) :
+		    r->lock->sent_at + c->ttl - lock_drift(c->ttl)) -
+		    config_safety(c->ttl);
+		term_at = kill_at - config_kill_after(c);
+		why[0] = '\0';
+		if (r->renew_at > 0 && r->renew_at < next)
+			next = r->renew_at;
+		if (r->renew != NULL && renew_lost(r->renew, why, sizeof(why)))
 			lease_lost(r, why, now + config_kill_after(c) < kill_at ?
 			    now + config_kill_after(c) : kill_at);
 		else if (now >= term_at && !r->lost) {
@@ -344,16 +361,46 @@ main_not_acquired(const struct config *c, const struct lock *l,
 	}
 }
 
+/*
+ * Release the lock as soon as the command is done, so that a waiter
+ * gets it at once; with --min-hold leave it to expire later instead
+ * (with the renewal thread stopped first, so that it cannot extend the
+ * lease again behind our back).
+ */
+static void
+finish(struct run *r)
+{
+	const struct config *c = r->cfg;
+	struct lock *l = r->lock;
+	int64_t keep = r->lost ? 0 : c->min_hold - (clock_ms() - l->granted_at);
+	int ok, others;
+
+	if (keep > 0) {
+		renew_stop(r->renew);
+		r->renew = NULL;
+	}
+	/* After a loss the servers may be unreachable: try once, briefly,
+	 * in case the key is still ours. */
+	l->brief = r->lost;
+	ok = lock_release(l, l->token, keep > 0 ? keep : 0, &others);
+	if (ok < l->quorum && !r->lost)
+		log_error("could not release lock '%s'%s%s", c->name,
+		    l->err[0] ? ": " : "", l->err);
+	else
+		log_info("released lock '%s'", c->name);
+}
+
 /* The run form: acquire, run the command, release. */
 static int
 cmd_run(const struct config *c, struct lock *l)
 {
 	char *shell_argv[] = { "/bin/sh", "-c", (char *)c->shell, NULL };
 	char *const *argv = c->cmd != NULL ? c->cmd : shell_argv;
-	struct run r = { .cfg = c, .lock = l };
+	struct run r = { .cfg = c, .lock = l, .guard_fd = -1,
+	    .child = { .guard_fd = -1 } };
 	enum lock_result res;
 	char **env;
-	int status, others, code, guard;
+	int status, code;
 
 	meta_fill(&l->meta, c, (long)getpid());
 	res = lock_acquire(l, c->wait, child_signal_fd());
@@ -374,42 +421,24 @@ cmd_run(const struct config *c, struct lock *l)
 	}
 	free(env);
 	r.started = clock_ms();
+	r.held = res == LOCK_HELD;
+	r.renew_at = r.held ? l->sent_at + l->ttl / 3 : 0;
 	/* The guard kills the command if redlock dies or stalls; it
 	 * enforces the lease unless --on-lost ignore. */
 	if (child_guard_start(&r.child, config_safety(c->ttl)) < 0)
 		log_error("cannot start the guard process: %s", strerror(errno));
-	guard = res == LOCK_HELD && c->on_lost != ON_LOST_IGNORE ?
+	r.guard_fd = r.held && c->on_lost != ON_LOST_IGNORE ?
 	    r.child.guard_fd : -1;
-	child_guard_lease(guard, l->sent_at + l->ttl - lock_drift(l->ttl));
-	if (res == LOCK_HELD &&
-	    (r.renew = renew_start(l, child_notify_fd(), guard)) == NULL) {
-		log_error("cannot start the renewal thread: %s", strerror(errno));
-		lease_lost(&r, "no renewal", clock_ms());
-	}
+	child_guard_lease(r.guard_fd, l->sent_at + l->ttl - lock_drift(l->ttl));
 	status = supervise(&r);
-	renew_stop(r.renew);
-	child_guard_stop(&r.child);
 	child_restore_terminal(&r.child);
 	code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
 	    child_exit_status(status);
 release:
-	if (res == LOCK_REENTRANT)
-		return code;
-	{
-		int64_t keep = c->min_hold - (clock_ms() - l->granted_at);
-		int ok;
-
-		/* After a loss the servers may be unreachable: try once,
-		 * briefly, in case the key is still ours. */
-		l->brief = r.lost;
-		ok = lock_release(l, l->token, r.lost || keep < 0 ? 0 : keep,
-		    &others);
-		if (ok < l->quorum && !r.lost)
-			log_error("could not release lock '%s'%s%s", c->name,
-			    l->err[0] ? ": " : "", l->err);
-		else
-			log_info("released lock '%s'", c->name);
-	}
+	if (res == LOCK_HELD)
+		finish(&r);
+	renew_stop(r.renew);
+	child_guard_stop(&r.child);
 	return code;
 }
 

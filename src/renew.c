@@ -29,6 +29,7 @@
 struct renew {
 	const struct lock *lock;
 	struct conn *conns;
+	char (*run_id)[48];	/* per server, from the last renewal */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	int stop_fd[2];		/* main writes to [1] to stop the thread */
@@ -73,7 +74,7 @@ renew_main(void *arg)
 		int64_t sent = clock_ms();
 		int lost, ok;
 
-		ok = lock_renew(l, r->conns, sent + timeout, &lost, why,
+		ok = lock_renew(l, r->conns, r->run_id, sent + timeout, &lost, why,
 		    sizeof(why));
 		if (ok >= l->quorum) {
 			pthread_mutex_lock(&r->mu);
@@ -131,13 +132,18 @@ renew_start(const struct lock *l, int notify_fd, int guard_fd)
 	r->guard_fd = guard_fd;
 	r->sent = l->sent_at;
 	r->conns = calloc((size_t)l->n, sizeof(*r->conns));
-	if (r->conns == NULL || pipe2(r->stop_fd, O_CLOEXEC) < 0) {
+	r->run_id = calloc((size_t)l->n, sizeof(*r->run_id));
+	if (r->conns == NULL || r->run_id == NULL ||
+	    pipe2(r->stop_fd, O_CLOEXEC) < 0) {
+		free(r->run_id);
 		free(r->conns);
 		free(r);
 		return NULL;
 	}
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		conn_init(&r->conns[i], l->conns[i].url, l->conns[i].password);
+		memcpy(r->run_id[i], l->run_id[i], sizeof(r->run_id[i]));
+	}
 	pthread_mutex_init(&r->mu, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -147,6 +153,7 @@ renew_start(const struct lock *l, int notify_fd, int guard_fd)
 		close(r->stop_fd[0]);
 		close(r->stop_fd[1]);
 		pthread_mutex_destroy(&r->mu);
+		free(r->run_id);
 		free(r->conns);
 		free(r);
 		errno = rc;
@@ -191,6 +198,7 @@ renew_stop(struct renew *r)
 	close(r->stop_fd[0]);
 	close(r->stop_fd[1]);
 	pthread_mutex_destroy(&r->mu);
+	free(r->run_id);
 	free(r->conns);
 	free(r);
 }
