@@ -64,6 +64,10 @@ check: test-deps
 demo: redlock
 	@tests/demo.sh
 
+# Speed and memory against flock(1) and other lock tools; see bench/.
+bench: redlock
+	bench/run.sh
+
 install: redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions \
@@ -87,4 +91,4 @@ uninstall:
 clean:
 	rm -f redlock tests/unit src/*.o
 
-.PHONY: all deps test-deps check demo install uninstall clean
+.PHONY: all deps test-deps check demo bench install uninstall clean

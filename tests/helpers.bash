@@ -1,0 +1,529 @@
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# Shared helpers for the redlock bats suite.
+#
+# Every .bats file does:
+#
+#     load helpers
+#     setup_file()    { common_setup_file; start_redis main; use_redis main; }
+#     teardown_file() { common_teardown_file; }
+#     setup()         { common_setup; }
+#     teardown()      { common_teardown; }
+#
+# and calls the binary only through `redlock` (a function here) or "$RL"
+# (a shim on PATH, usable from child shells and background jobs), so that
+# $REDLOCK (binary path) and $REDLOCK_WRAPPER (e.g. `valgrind -q
+# --error-exitcode=99`) apply to every invocation.
+#
+# Nothing here sleeps to synchronise: helpers poll for a state with a
+# bounded number of tries and a deadline.
+
+# --- libraries --------------------------------------------------------------
+
+_helpers_load_lib() {
+	local name=$1 dir
+	local -a dirs=()
+	IFS=: read -r -a dirs <<<"${BATS_LIB_PATH:-}"
+	for dir in "${dirs[@]}" /usr/lib/bats /usr/local/lib/bats /usr/lib; do
+		if [[ -n $dir && -f $dir/$name/load.bash ]]; then
+			load "$dir/$name/load"
+			return 0
+		fi
+	done
+	printf 'helpers: cannot find %s in $BATS_LIB_PATH or /usr/lib/bats\n' "$name" >&2
+	return 1
+}
+_helpers_load_lib bats-support
+_helpers_load_lib bats-assert
+
+bats_require_minimum_version 1.5.0
+
+TESTS_DIR=$(cd "$BATS_TEST_DIRNAME" && pwd)
+REPO_DIR=$(cd "$TESTS_DIR/.." && pwd)
+
+# Time multiplier for slow wrappers (valgrind): every timeout goes through
+# scale_ms / the helpers below.
+if [[ -z ${REDLOCK_TEST_SLOW:-} ]]; then
+	if [[ -n ${REDLOCK_WRAPPER:-} ]]; then
+		REDLOCK_TEST_SLOW=5
+	else
+		REDLOCK_TEST_SLOW=1
+	fi
+fi
+
+# --- time ---------------------------------------------------------------
+
+# now_ms: wall clock in milliseconds (no fork).
+now_ms() {
+	local us=${EPOCHREALTIME//[!0-9]/}
+	echo $((us / 1000))
+}
+
+# to_ms DURATION: "1.5" (seconds), "2s", "250ms" -> integer milliseconds.
+to_ms() {
+	local d=$1 num unit
+	if [[ $d =~ ^([0-9]+(\.[0-9]+)?)(ms|s)?$ ]]; then
+		num=${BASH_REMATCH[1]}
+		unit=${BASH_REMATCH[3]:-s}
+	else
+		echo "to_ms: bad duration '$d'" >&2
+		return 1
+	fi
+	if [[ $unit == ms ]]; then
+		echo "${num%.*}"
+	else
+		local int=${num%.*} frac=000
+		[[ $num == *.* ]] && frac="${num#*.}000"
+		echo $((10#$int * 1000 + 10#${frac:0:3}))
+	fi
+}
+
+# scale_ms MS: MS times the slowness factor.
+scale_ms() {
+	echo $(($1 * REDLOCK_TEST_SLOW))
+}
+
+# --- polling ------------------------------------------------------------------
+
+# wait_until [-t SECONDS] CMD [ARG...]
+# Polls CMD every 50 ms until it succeeds; fails after SECONDS (default
+# 10, scaled by the slowness factor) or after the matching number of tries.
+wait_until() {
+	local timeout=10
+	if [[ ${1:-} == -t ]]; then
+		timeout=$2
+		shift 2
+	fi
+	local limit_ms deadline tries i
+	limit_ms=$(scale_ms "$(to_ms "$timeout")")
+	deadline=$(($(now_ms) + limit_ms))
+	tries=$((limit_ms / 50 + 2))
+	for ((i = 0; i < tries; i++)); do
+		if "$@"; then
+			return 0
+		fi
+		if (($(now_ms) >= deadline)); then
+			break
+		fi
+		sleep 0.05
+	done
+	"$@" && return 0
+	echo "wait_until: still false after ${timeout}s (x$REDLOCK_TEST_SLOW): $*" >&2
+	return 1
+}
+
+# stays_false [-t SECONDS] CMD [ARG...]
+# The negative window check: succeeds if CMD stays false for SECONDS
+# (default 1, not scaled: it is a lower bound), polling every 50 ms.
+stays_false() {
+	local timeout=1
+	if [[ ${1:-} == -t ]]; then
+		timeout=$2
+		shift 2
+	fi
+	local limit_ms deadline tries i
+	limit_ms=$(to_ms "$timeout")
+	deadline=$(($(now_ms) + limit_ms))
+	tries=$((limit_ms / 50 + 2))
+	for ((i = 0; i < tries; i++)); do
+		if "$@"; then
+			echo "stays_false: became true: $*" >&2
+			return 1
+		fi
+		if (($(now_ms) >= deadline)); then
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 0
+}
+
+# wait_for_file PATH [SECONDS]
+wait_for_file() {
+	wait_until -t "${2:-10}" test -e "$1"
+}
+
+# wait_for_key KEY [SECONDS]: KEY exists on the current server.
+wait_for_key() {
+	wait_until -t "${2:-10}" key_exists "$1"
+}
+
+# wait_for_no_key KEY [SECONDS]
+wait_for_no_key() {
+	wait_until -t "${2:-10}" key_absent "$1"
+}
+
+key_exists() { [[ $(rcli EXISTS "$1") == 1 ]]; }
+key_absent() { [[ $(rcli EXISTS "$1") == 0 ]]; }
+
+# pid_alive PID: the process exists and is not a zombie.
+pid_alive() {
+	local stat state
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	state=${stat##*) }
+	state=${state%% *}
+	[[ $state != Z ]]
+}
+pid_dead() { ! pid_alive "$1"; }
+
+# wait_for_exit PID [SECONDS]
+wait_for_exit() {
+	wait_until -t "${2:-10}" pid_dead "$1"
+}
+
+# --- the binary ----------------------------------------------------------------
+
+# redlock ARGS...: the binary under test, through $REDLOCK_WRAPPER.
+redlock() {
+	"$RL" "$@"
+}
+
+# The shim that every invocation goes through ("$RL", also first on PATH
+# as `redlock` for child shells), and a launcher for background jobs
+# ("$SPAWN"): new session (so teardown can kill the job's process group),
+# all signals default and unblocked (bash makes background jobs ignore
+# SIGINT and SIGQUIT, python ignores SIGPIPE), every fd above 2 closed.
+_make_tools() {
+	local bin=$BATS_FILE_TMPDIR/bin
+	mkdir -p "$bin"
+	local target=${REDLOCK:-$REPO_DIR/redlock}
+	case $target in
+	/*) ;;
+	*) target=$PWD/$target ;;
+	esac
+	local q=${target//\'/\'\\\'\'}
+	{
+		echo '#!/bin/sh'
+		printf "exec %s '%s' \"\$@\"\n" "${REDLOCK_WRAPPER:-}" "$q"
+	} >"$bin/redlock"
+	chmod +x "$bin/redlock"
+	cat >"$bin/spawn" <<'EOF'
+#!/usr/bin/python3
+import os, signal, sys
+for s in range(1, signal.NSIG):
+    try:
+        signal.signal(s, signal.SIG_DFL)
+    except (OSError, ValueError, RuntimeError):
+        pass
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
+os.setsid()
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+os.execvp(sys.argv[1], sys.argv[1:])
+EOF
+	chmod +x "$bin/spawn"
+	export RL=$bin/redlock SPAWN=$bin/spawn REDLOCK_BIN_UNDER_TEST=$target
+	export PATH=$bin:$PATH
+}
+
+# --- background jobs -------------------------------------------------------------
+
+# bg_start TAG CMD [ARG...]
+# Starts CMD in the background through $SPAWN with stdout/stderr in
+# $BATS_TEST_TMPDIR/TAG.out / TAG.err and stdin from /dev/null; sets
+# BG_PID (the pid of CMD itself: spawn and the shim exec) and records it
+# in TAG.pid for bg_wait and for teardown.
+bg_start() {
+	local tag=$1
+	shift
+	"$SPAWN" "$@" >"$BATS_TEST_TMPDIR/$tag.out" 2>"$BATS_TEST_TMPDIR/$tag.err" </dev/null 3>&- &
+	BG_PID=$!
+	echo "$BG_PID" >"$BATS_TEST_TMPDIR/$tag.pid"
+	echo "$BG_PID" >>"$BATS_TEST_TMPDIR/bg.pids"
+}
+
+bg_pid() { cat "$BATS_TEST_TMPDIR/$1.pid"; }
+
+# bg_wait TAG [SECONDS]
+# Waits (bounded) for the job to end; sets BG_STATUS to its exit status.
+# On timeout the job's process group is killed and bg_wait fails.
+bg_wait() {
+	local tag=$1 pid
+	pid=$(bg_pid "$tag")
+	if ! wait_until -t "${2:-20}" pid_dead "$pid"; then
+		echo "bg_wait: $tag (pid $pid) still running; killing it" >&2
+		_kill_session "$pid"
+		wait "$pid" 2>/dev/null
+		BG_STATUS=timeout
+		return 1
+	fi
+	BG_STATUS=0
+	wait "$pid" || BG_STATUS=$?
+	return 0
+}
+
+bg_out() { cat "$BATS_TEST_TMPDIR/$1.out"; }
+bg_err() { cat "$BATS_TEST_TMPDIR/$1.err"; }
+
+# hold_lock TAG [REDLOCK-OPTION...] NAME
+# Runs `redlock OPTIONS NAME CMD` in the background; CMD writes its pid to
+# TAG.child, creates TAG.held and runs until release_lock TAG (at most 60
+# s). Returns once the command runs, i.e. the lock is held.
+hold_lock() {
+	local tag=$1
+	shift
+	local d=$BATS_TEST_TMPDIR
+	rm -f "$d/$tag.held" "$d/$tag.release"
+	bg_start "$tag" "$RL" "$@" /bin/sh -c '
+		echo $$ >"$1"; : >"$2"; i=0
+		while [ ! -e "$3" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		holder "$d/$tag.child" "$d/$tag.held" "$d/$tag.release"
+	wait_for_file "$d/$tag.held" 20
+}
+
+# release_lock TAG: lets the holder's command end; waits for redlock,
+# sets BG_STATUS.
+release_lock() {
+	: >"$BATS_TEST_TMPDIR/$1.release"
+	bg_wait "$1" 20
+}
+
+# _kill_session SID: SIGKILL every process of session SID. $SPAWN made a
+# new session for each background job, so this reaches the job's whole
+# tree (redlock, its command, the command's children) and nothing else.
+_kill_session() {
+	local sid=$1 stat f rest p
+	for f in /proc/[0-9]*/stat; do
+		{ read -r stat <"$f"; } 2>/dev/null || continue
+		rest=${stat##*) }
+		# rest: state ppid pgrp session ...
+		read -r _ _ _ p _ <<<"$rest"
+		if [[ $p == "$sid" ]]; then
+			p=${f#/proc/}
+			kill -KILL "${p%/stat}" 2>/dev/null
+		fi
+	done
+}
+
+_kill_bg_jobs() {
+	local f=$BATS_TEST_TMPDIR/bg.pids pid
+	[[ -f $f ]] || return 0
+	while read -r pid; do
+		_kill_session "$pid"
+		{ wait "$pid" || true; } 2>/dev/null
+	done <"$f"
+	rm -f "$f"
+}
+
+# --- redis-server --------------------------------------------------------------
+
+# free_port: a loopback TCP port nobody listens on right now.
+free_port() {
+	/usr/bin/python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+_redis_dir() { echo "$BATS_FILE_TMPDIR/redis-$1"; }
+redis_sock() { echo "$(_redis_dir "$1")/sock"; }
+redis_port() { cat "$(_redis_dir "$1")/port"; }
+redis_pid() { cat "$(_redis_dir "$1")/started.pid"; }
+
+# start_redis NAME [--tcp] [--requirepass PW] [redis-server option...]
+# Starts a private redis-server, always on the unix socket
+# $(redis_sock NAME), with --tcp also on a free loopback port
+# $(redis_port NAME). No persistence. Waits (bounded) until it answers.
+start_redis() {
+	local name=$1
+	shift
+	local tcp=0 pass=''
+	local -a extra=()
+	while (($#)); do
+		case $1 in
+		--tcp) tcp=1 ;;
+		--requirepass)
+			pass=$2
+			extra+=(--requirepass "$2")
+			shift
+			;;
+		*) extra+=("$1") ;;
+		esac
+		shift
+	done
+	local dir
+	dir=$(_redis_dir "$name")
+	mkdir -p "$dir"
+	rm -f "$dir/sock" "$dir/pid" "$dir/port" "$dir/password" "$dir/started.pid"
+	if ((${#dir} + 5 > 100)); then
+		echo "start_redis: socket path too long: $dir/sock" >&2
+		return 1
+	fi
+	[[ -n $pass ]] && printf '%s' "$pass" >"$dir/password"
+	local attempt port=0
+	for ((attempt = 0; attempt < 5; attempt++)); do
+		if ((tcp)); then
+			port=$(free_port)
+		fi
+		rm -f "$dir/pid"
+		redis-server --daemonize yes --port "$port" --bind 127.0.0.1 \
+			--unixsocket "$dir/sock" --unixsocketperm 700 \
+			--save '' --appendonly no --dir "$dir" \
+			--pidfile "$dir/pid" --logfile "$dir/log" \
+			"${extra[@]}" </dev/null >/dev/null 2>&1 3>&-
+		if wait_until -t 10 _redis_answers "$name"; then
+			cp "$dir/pid" "$dir/started.pid"
+			((tcp)) && echo "$port" >"$dir/port"
+			return 0
+		fi
+		# Did not come up (port taken?): stop whatever we started, retry.
+		[[ -f $dir/pid ]] && _kill_pid_wait "$(cat "$dir/pid")"
+	done
+	echo "start_redis: redis-server $name did not start; log:" >&2
+	cat "$dir/log" >&2 2>/dev/null
+	return 1
+}
+
+_redis_answers() {
+	local dir reply
+	dir=$(_redis_dir "$1")
+	[[ -S $dir/sock && -s $dir/pid ]] || return 1
+	reply=$(rcli_at "$1" PING 2>&1) || return 1
+	[[ $reply == PONG ]]
+}
+
+_kill_pid_wait() {
+	local pid=$1
+	[[ $pid =~ ^[0-9]+$ ]] || return 0
+	# Only a redis-server: never signal a recycled pid.
+	grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	kill -CONT "$pid" 2>/dev/null # in case a test stopped it
+	if ! wait_until -t 10 pid_dead "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		wait_until -t 5 pid_dead "$pid"
+	fi
+}
+
+# stop_redis NAME: stops the server this file started under NAME.
+stop_redis() {
+	local f
+	f=$(_redis_dir "$1")/started.pid
+	[[ -f $f ]] || return 0
+	_kill_pid_wait "$(cat "$f")"
+	rm -f "$f"
+}
+
+# kill_redis NAME: SIGKILL (a crash), for tests of a vanishing server.
+kill_redis() {
+	local f pid
+	f=$(_redis_dir "$1")/started.pid
+	pid=$(cat "$f")
+	grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null || return 1
+	kill -KILL "$pid"
+	wait_until -t 10 pid_dead "$pid"
+	rm -f "$f"
+}
+
+# rcli_at NAME ARGS...: redis-cli on server NAME (raw output).
+rcli_at() {
+	local dir
+	dir=$(_redis_dir "$1")
+	shift
+	if [[ -f $dir/password ]]; then
+		REDISCLI_AUTH=$(cat "$dir/password") redis-cli -s "$dir/sock" "$@"
+	else
+		env -u REDISCLI_AUTH redis-cli -s "$dir/sock" "$@"
+	fi
+}
+
+# rcli ARGS...: redis-cli on the current server (use_redis).
+rcli() {
+	rcli_at "$REDIS_NAME" "$@"
+}
+
+# use_redis NAME: make NAME the current server: REDIS_SOCK, REDLOCK_URL.
+use_redis() {
+	export REDIS_NAME=$1
+	REDIS_SOCK=$(redis_sock "$1")
+	export REDIS_SOCK
+	export REDLOCK_URL="unix://$REDIS_SOCK"
+}
+
+# redis_info_field SECTION FIELD [NAME]
+redis_info_field() {
+	rcli_at "${3:-$REDIS_NAME}" INFO "$1" | tr -d '\r' | sed -n "s/^$2://p"
+}
+
+clients_count() { redis_info_field clients connected_clients "${1:-$REDIS_NAME}"; }
+
+# keyspace_snapshot [NAME]: every key (escaped, sorted) with its type.
+keyspace_snapshot() {
+	local n=${1:-$REDIS_NAME}
+	SNAP_SOCK=$(redis_sock "$n") /usr/bin/python3 - <<'EOF'
+import os, redis
+r = redis.Redis(unix_socket_path=os.environ["SNAP_SOCK"])
+for k in sorted(r.scan_iter(count=1000)):
+    print(repr(k), r.type(k).decode())
+EOF
+}
+
+# --- lifecycle -----------------------------------------------------------------
+
+common_setup_file() {
+	_make_tools
+	if [[ ! -x $REDLOCK_BIN_UNDER_TEST ]]; then
+		echo "redlock binary not found or not executable: $REDLOCK_BIN_UNDER_TEST (run make, or set REDLOCK)" >&2
+		return 1
+	fi
+	# The environment of the person running the tests must not leak in.
+	unset REDLOCK_URL REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD
+	unset REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE
+}
+
+common_teardown_file() {
+	local d name
+	for d in "$BATS_FILE_TMPDIR"/redis-*; do
+		[[ -d $d ]] || continue
+		name=${d##*/redis-}
+		stop_redis "$name"
+	done
+}
+
+# common_setup [SERVER...]: empties the keyspace of the current server (and
+# of the named ones) before each test.
+common_setup() {
+	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD
+	use_redis "${REDIS_NAME:-main}"
+	local n
+	for n in "$REDIS_NAME" "$@"; do
+		[[ $(rcli_at "$n" FLUSHALL) == OK ]] || {
+			echo "FLUSHALL failed on $n" >&2
+			return 1
+		}
+	done
+}
+
+common_teardown() {
+	_kill_bg_jobs
+}
+
+# --- assertions --------------------------------------------------------------------
+
+# assert_usage_error: after `run --separate-stderr`: status 64, nothing on
+# stdout, stderr is one `redlock: ` line then the Try line.
+# (Written as one check so that `assert_usage_error || fail ...` in a loop
+# cannot pass on an early mismatch.)
+assert_usage_error() {
+	local why=''
+	[[ $status == 64 ]] || why+="status $status; "
+	[[ -z $output ]] || why+="stdout not empty; "
+	[[ ${#stderr_lines[@]} == 2 ]] || why+="${#stderr_lines[@]} stderr lines; "
+	[[ ${stderr_lines[0]:-} == 'redlock: '?* ]] || why+="first line not 'redlock: ...'; "
+	[[ ${stderr_lines[1]:-} == "Try 'redlock --help' for more information." ]] ||
+		why+="second line not the Try line; "
+	[[ -z $why ]] || fail "not a usage error: $why
+stdout: $output
+stderr: $stderr"
+}
+
+# assert_diagnostics: every stderr line is `redlock: ...` (after run --separate-stderr).
+assert_diagnostics() {
+	local l
+	for l in "${stderr_lines[@]}"; do
+		assert_regex "$l" '^redlock: '
+	done
+}
+
+UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'

@@ -1,0 +1,421 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# The terminal verbs (SPEC §6): acquire, release, extend, status, list,
+# break; and the fencing token across them (SPEC §4).
+
+load helpers
+
+setup_file() {
+	common_setup_file
+	start_redis main
+	use_redis main
+}
+teardown_file() { common_teardown_file; }
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# acquire_tok NAME [OPTION...]: acquire, print the token.
+acquire_tok() {
+	local name=$1
+	shift
+	redlock acquire "$@" "$name"
+}
+
+# json_get JSON MEMBER: print a member of a JSON object (python repr for
+# non-strings: True/False/None/numbers).
+json_get() {
+	/usr/bin/python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])[sys.argv[2]]
+print(v if isinstance(v, str) else repr(v))' "$1" "$2"
+}
+
+# --- acquire ------------------------------------------------------------------
+
+@test "acquire prints the token as the only line of stdout and exits 0" {
+	run -0 --separate-stderr redlock acquire -t 5m deploy
+	assert_equal "${#lines[@]}" 1
+	assert_regex "$output" "$UUID_RE"
+	assert_equal "$stderr" ''
+	assert_equal "$(rcli GET redlock:deploy)" "$output"
+	local ttl
+	ttl=$(rcli PTTL redlock:deploy)
+	assert [ "$ttl" -gt 240000 ]
+	assert [ "$ttl" -le 300000 ]
+}
+
+@test "an acquired lock outlives the acquire process and excludes others" {
+	acquire_tok deploy -t 1m >/dev/null
+	run -1 redlock -n deploy true
+	run -1 --separate-stderr redlock acquire -n deploy
+	assert_equal "$output" ''
+}
+
+@test "acquire -n on a held lock exits with the -E status and prints nothing on stdout" {
+	acquire_tok deploy -t 1m >/dev/null
+	run -9 --separate-stderr redlock acquire -n -E 9 deploy
+	assert_equal "$output" ''
+	assert_diagnostics
+}
+
+@test "acquire -w waits for the lock to come free" {
+	acquire_tok deploy -t 1s >/dev/null
+	local t0 t1
+	t0=$(now_ms)
+	run -0 redlock acquire -w 20s deploy
+	t1=$(now_ms)
+	assert_regex "$output" "$UUID_RE"
+	assert [ $((t1 - t0)) -lt "$(scale_ms 10000)" ]
+}
+
+@test "acquire -w gives up with the conflict status" {
+	acquire_tok deploy -t 1m >/dev/null
+	run -1 --separate-stderr redlock acquire -w 300ms deploy
+	assert_equal "$output" ''
+	assert_diagnostics
+}
+
+@test "acquire --env prints shell assignments for eval" {
+	run -0 --separate-stderr redlock acquire --env -t 1m deploy
+	local vars=$output
+	(
+		unset REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE
+		eval "$vars"
+		[[ $REDLOCK_NAME == deploy ]] || fail "REDLOCK_NAME=$REDLOCK_NAME"
+		[[ $REDLOCK_KEY == redlock:deploy ]] || fail "REDLOCK_KEY=$REDLOCK_KEY"
+		[[ $REDLOCK_TOKEN =~ $UUID_RE ]] || fail "REDLOCK_TOKEN=$REDLOCK_TOKEN"
+		[[ $REDLOCK_FENCE =~ ^[0-9]+$ ]] || fail "REDLOCK_FENCE=$REDLOCK_FENCE"
+		[[ $(rcli GET redlock:deploy) == "$REDLOCK_TOKEN" ]] || fail "token is not the key's value"
+	)
+}
+
+@test "acquire --env quotes an odd NAME so that eval gives it back" {
+	local name=$'it\'s a "name" $(x) `y`\n%n'
+	run -0 redlock acquire --env -t 1m "$name"
+	local vars=$output
+	(
+		eval "$vars"
+		[[ $REDLOCK_NAME == "$name" ]] || fail "REDLOCK_NAME=$REDLOCK_NAME"
+		[[ $REDLOCK_KEY == "redlock:$name" ]] || fail "REDLOCK_KEY=$REDLOCK_KEY"
+	)
+}
+
+@test "verbs accept options after their operands" {
+	run -0 redlock acquire deploy -t 1m -p 'v:'
+	assert_regex "$output" "$UUID_RE"
+	assert_equal "$(rcli GET v:deploy)" "$output"
+}
+
+@test "acquire inside a command holding the same lock prints the inherited token" {
+	# man page, Re-entrance: acquire is re-entrant and takes nothing.
+	run -0 --separate-stderr redlock name sh -c '
+		t=$(redlock acquire -n -t 1m name) || exit 9
+		[ "$t" = "$REDLOCK_TOKEN" ] || { echo "acquire printed $t"; exit 8; }
+		redis-cli -s "$REDIS_SOCK" PTTL "$REDLOCK_KEY"'
+	# The default 30 s TTL of the outer lock, not the 1 min of acquire.
+	assert [ "$output" -le 30000 ]
+	assert key_absent redlock:name
+}
+
+# --- release ------------------------------------------------------------------
+
+@test "release with the holding token frees the lock" {
+	local tok
+	tok=$(acquire_tok deploy -t 1m)
+	run -0 --separate-stderr redlock release deploy "$tok"
+	assert_equal "$output" ''
+	assert key_absent redlock:deploy
+	run -0 redlock -n deploy true
+}
+
+@test "release with another token exits 1, says so and leaves the lock" {
+	local tok
+	tok=$(acquire_tok deploy -t 1m)
+	run -1 --separate-stderr redlock release deploy 00000000-0000-4000-8000-000000000000
+	assert [ "${#stderr_lines[@]}" -ge 1 ]
+	assert_diagnostics
+	assert_equal "$(rcli GET redlock:deploy)" "$tok"
+	run -3 redlock release -E 3 deploy not-a-token
+	assert_equal "$(rcli GET redlock:deploy)" "$tok"
+}
+
+@test "release of a free lock exits with the conflict status" {
+	run -1 --separate-stderr redlock release deploy 00000000-0000-4000-8000-000000000000
+	assert_diagnostics
+	run -5 redlock release -E 5 deploy 00000000-0000-4000-8000-000000000000
+}
+
+@test "a token can release its lock only once" {
+	local tok
+	tok=$(acquire_tok deploy -t 1m)
+	run -0 redlock release deploy "$tok"
+	run -1 redlock release deploy "$tok"
+}
+
+@test "release of the inherited token inside the command leaves the lock to redlock" {
+	# man page, Re-entrance: release of a token in REDLOCK_HELD does
+	# nothing and exits 0; the enclosing redlock releases at the end.
+	run -0 --separate-stderr redlock name sh -c '
+		redlock release "$REDLOCK_NAME" "$REDLOCK_TOKEN" || exit 9
+		redis-cli -s "$REDIS_SOCK" GET "$REDLOCK_KEY"
+		printf "%s\n" "$REDLOCK_TOKEN"'
+	assert_equal "${lines[0]}" "${lines[1]}"
+	assert key_absent redlock:name
+	assert_equal "$stderr" ''
+}
+
+# --- extend -------------------------------------------------------------------
+
+@test "extend resets the TTL when given the holding token" {
+	local tok ttl
+	tok=$(acquire_tok deploy -t 2s)
+	run -0 redlock extend -t 1m deploy "$tok"
+	ttl=$(rcli PTTL redlock:deploy)
+	assert [ "$ttl" -gt 50000 ]
+	assert [ "$ttl" -le 60000 ]
+	assert_equal "$(rcli GET redlock:deploy)" "$tok"
+}
+
+@test "extend can shorten the TTL too" {
+	local tok ttl
+	tok=$(acquire_tok deploy -t 10m)
+	run -0 redlock extend -t 5s deploy "$tok"
+	ttl=$(rcli PTTL redlock:deploy)
+	assert [ "$ttl" -gt 0 ]
+	assert [ "$ttl" -le 5000 ]
+}
+
+@test "extend with another token exits 1 and leaves the TTL alone" {
+	local tok ttl
+	tok=$(acquire_tok deploy -t 20s)
+	run -1 --separate-stderr redlock extend -t 10m deploy 00000000-0000-4000-8000-000000000000
+	assert_diagnostics
+	ttl=$(rcli PTTL redlock:deploy)
+	assert [ "$ttl" -le 20000 ]
+	run -4 redlock extend -E 4 -t 10m deploy wrong
+}
+
+@test "extend of an expired lock exits with the conflict status" {
+	local tok
+	tok=$(acquire_tok deploy -t 200ms)
+	wait_for_no_key redlock:deploy 10
+	run -1 redlock extend -t 1m deploy "$tok"
+	assert key_absent redlock:deploy
+}
+
+# --- status -----------------------------------------------------------------
+
+@test "status of a free lock exits 1" {
+	run -1 redlock status deploy
+	run -1 redlock status -E 7 deploy
+}
+
+@test "status of a held lock exits 0 and never shows the token" {
+	local tok
+	tok=$(acquire_tok deploy -t 1m)
+	run -0 --separate-stderr redlock status deploy
+	assert [ -n "$output" ]
+	refute_output --partial "$tok"
+}
+
+@test "status names the holder's pid and fencing token" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start h "$RL" deploy /bin/sh -c '
+		echo "$REDLOCK_FENCE" >"$1"; : >"$2"; i=0
+		while [ ! -e "$3" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		holder "$d/fence" "$d/h.held" "$d/h.release"
+	wait_for_file "$d/h.held" 20
+	local pid fence
+	pid=$(bg_pid h)
+	fence=$(cat "$d/fence")
+	run -0 redlock status deploy
+	assert_output --partial "$pid"
+	assert_output --partial "$fence"
+	run -0 redlock status --json deploy
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(json_get "$output" held)" True
+	assert_equal "$(json_get "$output" pid)" "$pid"
+	assert_equal "$(json_get "$output" fence)" "$fence"
+	assert_equal "$(json_get "$output" name)" deploy
+	assert_equal "$(json_get "$output" key)" redlock:deploy
+	release_lock h
+	run -1 redlock status --json deploy
+	assert_equal "$(json_get "$output" held)" False
+}
+
+@test "status --json has the members listed in the man page" {
+	acquire_tok deploy -t 1m >/dev/null
+	run -0 redlock status --json deploy
+	run -0 /usr/bin/python3 -c '
+import json, re, sys
+o = json.loads(sys.argv[1])
+want = "name key held ttl_ms fence foreign host pid user cmd start start_ms".split()
+missing = [m for m in want if m not in o]
+if missing:
+    sys.exit("missing members: %s in %s" % (missing, sys.argv[1]))
+assert o["held"] is True and o["foreign"] is False, sys.argv[1]
+assert 0 < o["ttl_ms"] <= 60000, "ttl_ms (time left) %r" % o["ttl_ms"]
+assert o["cmd"] == "(acquire)", "cmd for acquire: %r" % o["cmd"]
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", o["start"]), o["start"]
+assert isinstance(o["start_ms"], int) and isinstance(o["fence"], int), sys.argv[1]
+' "$output"
+}
+
+@test "status shows a lock held by another client" {
+	rcli SET redlock:foreign sometoken PX 60000 >/dev/null
+	run -0 redlock status --json foreign
+	assert_equal "$(json_get "$output" held)" True
+	assert_equal "$(json_get "$output" foreign)" True
+	assert_equal "$(json_get "$output" key)" redlock:foreign
+	refute_output --partial sometoken
+}
+
+# --- list -------------------------------------------------------------------
+
+@test "list shows each held lock on one line and nothing else" {
+	acquire_tok alpha -t 1m >/dev/null
+	acquire_tok beta -t 1m >/dev/null
+	local tok
+	tok=$(acquire_tok gone -t 1m)
+	redlock release gone "$tok"
+	rcli SET other:zeta x >/dev/null
+	run -0 --separate-stderr redlock list
+	assert_equal "${#lines[@]}" 2
+	assert_line --regexp '^alpha[[:space:]]'
+	assert_line --regexp '^beta[[:space:]]'
+	refute_output --partial gone
+	refute_output --partial zeta
+	refute_output --partial fence
+	refute_output --partial wake
+}
+
+@test "list PATTERN is a glob on NAME" {
+	local n
+	for n in backup-db backup-www deploy; do
+		acquire_tok "$n" -t 1m >/dev/null
+	done
+	run -0 redlock list 'backup-*'
+	assert_equal "${#lines[@]}" 2
+	assert_line --regexp '^backup-db[[:space:]]'
+	assert_line --regexp '^backup-www[[:space:]]'
+}
+
+@test "list with nothing held prints nothing and exits 0" {
+	run -0 --separate-stderr redlock list
+	assert_equal "$output" ''
+}
+
+@test "list --json prints one JSON object a line" {
+	acquire_tok alpha -t 1m >/dev/null
+	acquire_tok beta -t 1m >/dev/null
+	run -0 redlock list --json
+	assert_equal "${#lines[@]}" 2
+	local names
+	names=$(printf '%s\n' "$output" | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(sorted(json.loads(l)["name"] for l in sys.stdin)))')
+	assert_equal "$names" 'alpha beta'
+}
+
+@test "list uses SCAN, never KEYS" {
+	acquire_tok alpha -t 1m >/dev/null
+	rcli CONFIG RESETSTAT >/dev/null
+	run -0 redlock list
+	local stats
+	stats=$(rcli INFO commandstats)
+	[[ $stats == *cmdstat_scan:* ]] || fail "no SCAN: $stats"
+	[[ $stats != *cmdstat_keys:* ]] || fail "KEYS was used: $stats"
+}
+
+@test "list under another prefix shows only that prefix's locks" {
+	acquire_tok alpha -t 1m -p 'team1:' >/dev/null
+	acquire_tok beta -t 1m >/dev/null
+	run -0 redlock list -p 'team1:'
+	assert_equal "${#lines[@]}" 1
+	assert_line --regexp '^alpha[[:space:]]'
+}
+
+# --- break ------------------------------------------------------------------
+
+@test "break removes a held lock, says what it removed and exits 0" {
+	acquire_tok deploy -t 1m >/dev/null
+	run -0 redlock break deploy
+	assert [ -n "$output" ]
+	assert key_absent redlock:deploy
+	run -0 redlock -n deploy true
+}
+
+@test "break of a free lock exits 1" {
+	run -1 redlock break deploy
+}
+
+@test "break removes a lock held by another client" {
+	rcli SET redlock:deploy sometoken PX 60000 >/dev/null
+	run -0 redlock break deploy
+	assert key_absent redlock:deploy
+}
+
+@test "the holder of a broken lock stops its command and exits 75" {
+	hold_lock h -t 1s deploy
+	local child
+	child=$(cat "$BATS_TEST_TMPDIR/h.child")
+	run -0 redlock break deploy
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 75
+	assert wait_for_exit "$child" 5
+}
+
+@test "a waiter gets a broken lock at once" {
+	acquire_tok deploy -t 10m >/dev/null
+	bg_start w "$RL" deploy touch "$BATS_TEST_TMPDIR/w.got"
+	assert stays_false -t 0.5 test -e "$BATS_TEST_TMPDIR/w.got"
+	run -0 redlock break deploy
+	wait_for_file "$BATS_TEST_TMPDIR/w.got" 10
+	bg_wait w 10
+	assert_equal "$BG_STATUS" 0
+}
+
+# --- fencing ----------------------------------------------------------------
+
+fence_of() {
+	local vars
+	vars=$(redlock acquire --env "$@") || return 1
+	(
+		eval "$vars"
+		echo "$REDLOCK_FENCE $REDLOCK_TOKEN"
+	)
+}
+
+@test "the fencing token grows across release, break and expiry" {
+	local f1 f2 f3 f4 tok
+	read -r f1 tok < <(fence_of -t 1m deploy)
+	redlock release deploy "$tok"
+	read -r f2 tok < <(fence_of -t 1m deploy)
+	redlock break deploy 2>/dev/null
+	read -r f3 tok < <(fence_of -t 200ms deploy)
+	wait_for_no_key redlock:deploy 10
+	read -r f4 tok < <(fence_of -t 1m deploy)
+	assert [ "$f2" -gt "$f1" ]
+	assert [ "$f3" -gt "$f2" ]
+	assert [ "$f4" -gt "$f3" ]
+}
+
+@test "the fencing token keeps growing after every key is deleted" {
+	local f1 f2 tok
+	read -r f1 tok < <(fence_of -t 1m deploy)
+	rcli FLUSHALL >/dev/null
+	read -r f2 tok < <(fence_of -t 1m deploy)
+	assert [ "$f2" -gt "$f1" ]
+}
+
+@test "different locks have their own fencing counters" {
+	local a1 a2 b1 tok
+	read -r a1 tok < <(fence_of -t 1m a)
+	redlock release a "$tok"
+	read -r b1 tok < <(fence_of -t 1m b)
+	read -r a2 tok < <(fence_of -t 1m a)
+	# One INCR per grant of this lock: b's grant did not count for a.
+	assert_equal "$a2" "$((a1 + 1))"
+	assert_regex "$b1" '^[0-9]+$'
+}
