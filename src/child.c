@@ -88,7 +88,11 @@ child_next_signal(void)
 	return read(sigpipe_fd[0], &b, 1) == 1 ? b : -1;
 }
 
-/* In the child, between fork and exec: undo what redlock set up. */
+/*
+ * In the child, between vfork and exec: undo what redlock set up.  Only
+ * system calls here: the child borrows the parent's memory and stack.
+ * Signals stay blocked until their handlers are back to the default.
+ */
 static void
 child_setup(const struct child *ch)
 {
@@ -105,61 +109,52 @@ child_setup(const struct child *ch)
 	signal(SIGTTOU, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	close(sigpipe_fd[0]);
-	close(sigpipe_fd[1]);
 }
 
 /*
- * Fork and exec argv with envp (PATH is searched as by the shell).
- * Must be called before any thread exists.  Returns 0 when the command
- * runs; -1 when it could not be started, with ch->exec_errno set (the
- * child has been reaped then).
+ * Start argv with envp (PATH is searched as by the shell), in a process
+ * group of its own.  vfork: the parent sleeps until the child has
+ * exec'd or failed, and learns exec's errno through memory they share,
+ * without copying page tables.  Must be called before any thread
+ * exists.  Returns 0 when the command runs; -1 when it could not be
+ * started, with ch->exec_errno set (the child has been reaped then).
  */
 int
 child_spawn(struct child *ch, char *const argv[], char *const envp[])
 {
-	pid_t parent = getpid();
-	int ep[2], err = 0;
-	ssize_t n;
+	volatile int err = 0;
+	pid_t parent = getpid(), pid;
+	sigset_t all, old;
 
 	ch->exec_errno = 0;
 	ch->foreground = isatty(STDIN_FILENO) &&
 	    tcgetpgrp(STDIN_FILENO) == getpgrp();
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		ch->exec_errno = errno;
-		return -1;
-	}
-	ch->pid = fork();
-	if (ch->pid < 0) {
-		ch->exec_errno = errno;
-		close(ep[0]);
-		close(ep[1]);
-		return -1;
-	}
-	if (ch->pid == 0) {
-		close(ep[0]);
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0) {
 		child_setup(ch);
-		/* Nothing protects the command once redlock is gone. */
+		/* Nothing protects the command once redlock is gone; the
+		 * guard also stops the rest of its process group then. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
 		execvpe(argv[0], argv, envp);
 		err = errno;
-		(void)!write(ep[1], &err, sizeof(err));
 		_exit(127);
 	}
-	close(ep[1]);
-	/* Both sides set the group, so signals to it work at once. */
-	setpgid(ch->pid, ch->pid);
-	do
-		n = read(ep[0], &err, sizeof(err));
-	while (n < 0 && errno == EINTR);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof(err)) {
+	if (pid < 0)
+		err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	ch->pid = pid;
+	if (pid > 0)
+		setpgid(pid, pid);	/* already done by the child; harmless */
+	if (err != 0) {
 		int status;
 		ch->exec_errno = err;
-		while (waitpid(ch->pid, &status, 0) < 0 && errno == EINTR)
+		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+		ch->pid = 0;
 		child_restore_terminal(ch);
 		return -1;
 	}
