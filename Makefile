@@ -64,6 +64,23 @@ check: test-deps
 demo: redlock
 	@tests/demo.sh
 
+# Hardening: sanitizer builds, valgrind, fuzzing, static checks (tools/,
+# fuzz/).  Variant builds go to build/ (tools/build-variant.sh), never to
+# src/*.o or ./redlock.
+FUZZ_SECONDS ?= 60
+
+sanitize: test-deps
+	tools/sanitize.sh
+
+valgrind: redlock test-deps
+	REDLOCK=./redlock tools/valgrind.sh
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
+
+lint:
+	tools/lint.sh
+
 # Speed and memory against flock(1) and other lock tools; see bench/.
 bench: redlock
 	bench/run.sh
@@ -90,5 +107,7 @@ uninstall:
 
 clean:
 	rm -f redlock tests/unit src/*.o
+	rm -rf build
 
-.PHONY: all deps test-deps check demo bench install uninstall clean
+.PHONY: all deps test-deps check demo bench sanitize valgrind fuzz lint \
+	install uninstall clean

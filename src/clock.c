@@ -40,8 +40,9 @@ clock_wall_ms(void)
 }
 
 /*
- * Parse a DURATION: digits, an optional fraction, an optional unit
- * (ms, s, m, h; none means seconds).  No sign, exponent or blanks.
+ * Parse a DURATION: digits, an optional fraction of at most nine
+ * digits, an optional unit (ms, s, m, h; none means seconds).  No sign,
+ * exponent or blanks.
  * Stores milliseconds (fractions of a millisecond round up, so "0.1ms"
  * is 1) and returns 0; returns -1 on malformed input or a value above
  * CLOCK_MAX_MS.
@@ -62,10 +63,10 @@ duration_parse(const char *s, int64_t *ms)
 	if (*p == '.') {
 		p++;
 		while (isdigit((unsigned char)*p)) {
-			if (fracdiv < 1000000000) {
-				frac = frac * 10 + (*p - '0');
-				fracdiv *= 10;
-			}
+			if (fracdiv == 1000000000)
+				return -1;	/* at most nine decimals */
+			frac = frac * 10 + (*p - '0');
+			fracdiv *= 10;
 			p++;
 			digits++;
 		}
@@ -77,9 +78,9 @@ duration_parse(const char *s, int64_t *ms)
 	else if (p[0] == 'm' && p[1] == 's' && p[2] == '\0')
 		unit = 1;
 	else if (p[0] == 'm' && p[1] == '\0')
-		unit = 60 * 1000;
+		unit = 60 * 1000LL;
 	else if (p[0] == 'h' && p[1] == '\0')
-		unit = 3600 * 1000;
+		unit = 3600 * 1000LL;
 	else
 		return -1;
 	if (whole > CLOCK_MAX_MS / unit)

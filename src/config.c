@@ -17,7 +17,7 @@
 #define DEFAULT_URL "redis://127.0.0.1:6379"
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
-#define MIN_TTL 10
+#define MIN_TTL 100
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
@@ -95,7 +95,7 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		if (duration_opt(p, "--ttl", arg, &c->ttl) != CONFIG_OK)
 			return CONFIG_USAGE;
 		if (c->ttl < MIN_TTL)
-			return bad(p, "--ttl must be at least 10ms, not '%s'", arg);
+			return bad(p, "--ttl must be at least 100ms, not '%s'", arg);
 		return CONFIG_OK;
 	case 'n':
 		c->wait = 0;
@@ -159,6 +159,38 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 	}
 }
 
+/* Say what was wrong with the option getopt_long() rejected in word. */
+static int
+option_error(struct parse *p, int ch, const char *word, int rc)
+{
+	char w[64];
+
+	if (ch != '?' && ch != ':')
+		return rc;
+	if (strncmp(word, "--", 2) == 0) {
+		snprintf(w, sizeof(w), "%.*s", (int)strcspn(word, "="), word);
+		if (ch == ':')
+			return bad(p, "option '%s' needs a value", w);
+		if (optopt != 0 && strchr(word, '=') != NULL)
+			return bad(p, "option '%s' takes no value", w);
+		return bad(p, "unknown option '%s'", w);
+	}
+	snprintf(w, sizeof(w), "-%c", optopt > 0 && optopt < 256 ?
+	    (char)optopt : '?');
+	return bad(p, ch == ':' ? "option '%s' needs a value" :
+	    "unknown option '%s'", w);
+}
+
+/* Quote an operand in a message; a URL's password is hidden. */
+static int
+bad_operand(struct parse *p, const char *what)
+{
+	char shown[256];
+
+	url_redact(what, shown, sizeof(shown));
+	return bad(p, "unexpected argument '%s'", shown);
+}
+
 /*
  * Run getopt_long over argv[0..argc) (argv[0] is not looked at).  With
  * operands != NULL, operands may mix with options and are collected in
@@ -175,45 +207,56 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, optstr, longopts, NULL)) != -1) {
-		if (ch == 1) {
+		if (ch == 1 && operands != NULL) {
 			if (*nops == 3)
-				return bad(p, "unexpected argument '%s'", optarg);
+				return bad_operand(p, optarg);
 			operands[(*nops)++] = optarg;
 			continue;
 		}
 		rc = option(c, p, ch, optarg, argv[optind - 1]);
-		if (rc != CONFIG_OK) {
-			const char *w = argv[optind - 1];
-			if (strncmp(w, "--", 2) == 0 && (ch == '?' || ch == ':')) {
-				char lw[64];
-				snprintf(lw, sizeof(lw), "%.*s",
-				    (int)strcspn(w, "="), w);
-				return bad(p, ch == ':' ? "option '%s' needs a value" :
-				    "unknown option '%s'", lw);
-			}
-			if (ch == '?' && optopt != 0) {
-				char w[3] = { '-', (char)optopt, '\0' };
-				return bad(p, "unknown option '%s'", w);
-			}
-			if (ch == ':' && optopt != 0 && optopt < 256) {
-				char w[3] = { '-', (char)optopt, '\0' };
-				return bad(p, "option '%s' needs a value", w);
-			}
-			return rc;
-		}
+		if (rc != CONFIG_OK)
+			return option_error(p, ch, argv[optind - 1], rc);
 	}
 	*next = optind;
 	return CONFIG_OK;
 }
 
-/* Split $REDLOCK_URL at commas into p->urls. */
+/* Does s start with a URL scheme and "://"? */
+static int
+has_scheme(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+
+	return n > 0 && strncmp(s + n, "://", 3) == 0;
+}
+
+/*
+ * Split $REDLOCK_URL into p->urls at the commas (and blanks) that come
+ * before a scheme, so that a comma inside a password does not split.
+ */
 static int
 env_urls(struct parse *p, char *list)
 {
-	for (char *s = strtok(list, ", \t"); s; s = strtok(NULL, ", \t")) {
+	char *s = list + strspn(list, ", \t");
+
+	while (*s != '\0') {
+		char *e = s, *next;
+
 		if (p->nurls == 64)
 			return bad(p, "too many URLs in %s", "REDLOCK_URL");
 		p->urls[p->nurls++] = s;
+		for (;;) {
+			e += strcspn(e, ", \t");
+			next = e + strspn(e, ", \t");
+			if (*e == '\0' || *next == '\0' || has_scheme(next))
+				break;
+			e = next;
+		}
+		if (*e == '\0')
+			break;
+		*e = '\0';
+		s = next;
 	}
 	return CONFIG_OK;
 }
@@ -242,7 +285,7 @@ parse_urls(struct config *c, struct parse *p)
 static int
 check_name(struct parse *p, const char *name)
 {
-	size_t n = strlen(name);
+	size_t n = name != NULL ? strlen(name) : 0;
 
 	if (n == 0)
 		return bad(p, "%s", "the lock NAME is empty");
@@ -267,18 +310,15 @@ run_operands(struct config *c, struct parse *p, int argc, char **argv)
 		if (argc < 3)
 			return bad(p, "option '%s' needs a value", argv[1]);
 		if (argc > 3)
-			return bad(p, "unexpected argument '%s' after -c STRING",
-			    argv[3]);
+			return bad_operand(p, argv[3]);
 		c->shell = argv[2];
 	} else if (argc >= 2 && strncmp(argv[1], "--command=", 10) == 0) {
 		if (argc > 2)
-			return bad(p, "unexpected argument '%s' after -c STRING",
-			    argv[2]);
+			return bad_operand(p, argv[2]);
 		c->shell = argv[1] + 10;
 	} else if (argc >= 2) {
 		if (c->shell != NULL)
-			return bad(p, "unexpected argument '%s' with -c STRING",
-			    argv[1]);
+			return bad_operand(p, argv[1]);
 		c->cmd = &argv[1];
 	} else if (c->shell == NULL)
 		return bad(p, "%s", "missing COMMAND");
@@ -299,14 +339,14 @@ verb_operands(struct config *c, struct parse *p, const char **ops, int n)
 
 	if (w < 0) {
 		if (n > 1)
-			return bad(p, "unexpected argument '%s'", ops[1]);
+			return bad_operand(p, ops[1]);
 		c->pattern = n == 1 ? ops[0] : NULL;
 		return CONFIG_OK;
 	}
 	if (n < w)
 		return bad(p, "%s", n == 1 ? "missing TOKEN" : missing[c->verb]);
 	if (n > w)
-		return bad(p, "unexpected argument '%s'", ops[w]);
+		return bad_operand(p, ops[w]);
 	c->name = ops[0];
 	if (w == 2) {
 		c->token = ops[1];
@@ -359,7 +399,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
     size_t errlen)
 {
 	struct parse p = { .err = err, .errlen = errlen };
-	const char *ops[4];
+	const char *ops[4] = { NULL, NULL, NULL, NULL };
 	const char *env;
 	char *envlist = NULL;
 	int nops = 0, next = 0, rc;
@@ -394,7 +434,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 		for (; next < argc && nops < 4; next++)
 			ops[nops++] = argv[next];
 		if (nops > 3)
-			return bad(&p, "unexpected argument '%s'", ops[3]);
+			return bad_operand(&p, ops[3]);
 	}
 	rc = c->verb == VERB_RUN ? run_operands(c, &p, argc, argv) :
 	    verb_operands(c, &p, ops, nops);
@@ -405,9 +445,10 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 
 	if (c->prefix == NULL)
 		c->prefix = (env = getenv("REDLOCK_PREFIX")) ? env : DEFAULT_PREFIX;
-	if ((env = getenv("REDLOCK_PASSWORD")) != NULL && env[0] != '\0')
-		c->password = env;
-	else if ((env = getenv("REDISCLI_AUTH")) != NULL && env[0] != '\0')
+	env = getenv("REDLOCK_PASSWORD");
+	if (env == NULL || env[0] == '\0')
+		env = getenv("REDISCLI_AUTH");
+	if (env != NULL && env[0] != '\0')
 		c->password = env;
 	if (p.nurls == 0 && (env = getenv("REDLOCK_URL")) != NULL) {
 		if ((envlist = strdup(env)) == NULL)

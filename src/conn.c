@@ -218,7 +218,7 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		if (left <= 0)
 			break;
 		for (int i = 0; i < n; i++) {
-			if (!s[i].busy)
+			if (!s[i].busy || c[i].ctx == NULL)
 				continue;
 			pfd[k].fd = c[i].ctx->fd;
 			pfd[k].events = POLLIN | (s[i].wdone ? 0 : POLLOUT);

@@ -209,7 +209,7 @@ lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
 	if (n == 1)
 		l->op_timeout = ttl / 10 < 50 ? 50 : ttl / 10 > 2000 ? 2000 : ttl / 10;
 	else
-		l->op_timeout = ttl / 100 < 50 ? 50 : ttl / 100 > 500 ? 500 : ttl / 100;
+		l->op_timeout = ttl / 20 < 100 ? 100 : ttl / 20 > 1000 ? 1000 : ttl / 20;
 	l->busy_pttl = -1;
 	if ((l->key = malloc(pl + nl + 1)) == NULL)
 		return -1;
@@ -389,13 +389,17 @@ fence_bump(struct lock *l)
 	return ok;
 }
 
-/* Release our token everywhere after a failed or interrupted attempt. */
+/* Release our token everywhere after a failed or interrupted attempt,
+ * keeping the reason the attempt failed. */
 static void
 undo(struct lock *l)
 {
+	char err[sizeof(l->err)];
 	int others;
 
+	memcpy(err, l->err, sizeof(err));
 	lock_release(l, l->token, 0, &others);
+	memcpy(l->err, err, sizeof(err));
 }
 
 /*
@@ -407,6 +411,8 @@ undo(struct lock *l)
 enum lock_result
 lock_try(struct lock *l, int intr_fd)
 {
+	if (l->n <= 0)
+		return LOCK_UNAVAILABLE;
 	struct conn_req r[l->n];
 	struct args a = { 0 };
 	int granted = 0, reentrant = 0, busy = 0, rc;
@@ -456,11 +462,11 @@ lock_try(struct lock *l, int intr_fd)
 		kind = elem_int(p, 0);
 		if ((kind == 1 || kind == 2) && elem_int(p, 1) > l->fence)
 			l->fence = elem_int(p, 1);
-		if (kind == 1)
+		if (kind == 1) {
 			snprintf(l->run_id[i], sizeof(l->run_id[i]), "%s",
 			    elem_str(p, 2));
-		if (kind == 1)
 			granted++;
+		}
 		else if (kind == 2) {
 			reentrant++;
 			snprintf(l->token, sizeof(l->token), "%s", elem_str(p, 2));
@@ -551,12 +557,13 @@ busy_sleep(const struct lock *l, int64_t left)
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
  * Unreachable servers on the first attempt give LOCK_UNAVAILABLE at
- * once; once waiting, a few failed attempts in a row do.
+ * once; once waiting, failures must persist (three attempts and two
+ * seconds) before they do, so that a busy machine does not give up.
  */
 enum lock_result
 lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 {
-	int64_t until = wait < 0 ? -1 : clock_ms() + wait;
+	int64_t until = wait < 0 ? -1 : clock_ms() + wait, since = 0;
 	int failures = 0, first = 1;
 
 	for (;;) {
@@ -565,9 +572,7 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 		int rc;
 
 		if (res == LOCK_HELD || res == LOCK_REENTRANT ||
-		    res == LOCK_INTERRUPTED)
-			return res;
-		if (res == LOCK_UNAVAILABLE && (first || ++failures >= 3))
+		    res == LOCK_INTERRUPTED || (res == LOCK_UNAVAILABLE && first))
 			return res;
 		first = 0;
 		left = until < 0 ? -1 : until - clock_ms();
@@ -576,13 +581,18 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 			if (wait == 0 || (until >= 0 && left <= 0))
 				return res;
 			ms = busy_sleep(l, left);
-		} else
-			ms = 100 * failures;
+		} else {
+			if (failures++ == 0)
+				since = clock_ms();
+			if (failures >= 3 && clock_ms() - since >= 2000)
+				return res;
+			ms = 100LL * failures;
+		}
 		rc = wait_wake(l, ms, intr_fd);
 		if (rc < 0)
 			return LOCK_INTERRUPTED;
-		if (rc > 0 && ++failures >= 3)
-			return LOCK_UNAVAILABLE;
+		if (rc > 0 && failures++ == 0)
+			since = clock_ms();
 	}
 }
 
@@ -676,7 +686,7 @@ token_op(struct lock *l, const char *script, const char *token,
 
 		/* A server that failed at once (a connection it had closed)
 		 * is worth one more try; one that timed out is not. */
-		retry[i] = retry[i] && p == NULL && !r[i].timed_out;
+		retry[i] = (char)(retry[i] && p == NULL && !r[i].timed_out);
 		if (r[i].argc == 0)
 			continue;
 		if (p == NULL || p->type != REDIS_REPLY_INTEGER)

@@ -36,8 +36,9 @@ emit(const char *fmt, va_list ap)
 	size_t n;
 	int r;
 
-	memcpy(buf, "redlock: ", 9);
-	r = vsnprintf(buf + 9, sizeof(buf) - 10, fmt, ap);
+	snprintf(buf, sizeof(buf), "redlock: ");
+	/* ap comes from va_start() in the caller. */
+	r = vsnprintf(buf + 9, sizeof(buf) - 10, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	if (r < 0)
 		return;
 	n = 9 + ((size_t)r < sizeof(buf) - 10 ? (size_t)r : sizeof(buf) - 11);

@@ -162,7 +162,7 @@ child_env(const struct lock *l)
 	for (char **e = environ; *e != NULL; e++)
 		n++;
 	size = (n + 6) * sizeof(char *) + l->namelen + l->keylen +
-	    strlen(held) + 2 * LOCK_TOKEN_LEN + 160;
+	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160;
 	if ((env = malloc(size)) == NULL)
 		return NULL;
 	p = (char *)(env + n + 6);

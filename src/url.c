@@ -7,6 +7,7 @@
 #include "url.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,11 @@ hexval(int c)
 static char *
 pct_decode(const char *s, size_t n)
 {
-	char *out = malloc(n + 1), *o = out;
+	char *out, *o;
 
-	if (out == NULL)
+	if (n > SIZE_MAX / 2 || (out = malloc(n + 1)) == NULL)
 		return NULL;
+	o = out;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] != '%') {
 			*o++ = s[i];
@@ -170,6 +172,8 @@ parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 	for (p = u->host; *p; p++)
 		if (!isalnum((unsigned char)*p) && strchr(".-_:%", *p) == NULL)
 			return fail(err, errlen, "bad host name");
+	if (h[-1] != '[' && (strchr(u->host, '%') || strchr(u->host, ':')))
+		return fail(err, errlen, "bad host name");
 	u->port = (int)port;
 	u->db = (int)db;
 	u->kind = URL_TCP;
@@ -226,17 +230,16 @@ url_name(const struct url *u, char *buf, size_t len)
 void
 url_redact(const char *s, char *buf, size_t len)
 {
-	const char *auth = strstr(s, "://"), *end, *at = NULL;
+	const char *auth = strstr(s, "://"), *at;
 
-	if (auth == NULL) {
-		snprintf(buf, len, "%s", s);
+	if (auth == NULL || strncmp(s, "unix://", 7) == 0) {
+		snprintf(buf, len, "%s", s);	/* a socket path has no password */
 		return;
 	}
 	auth += 3;
-	end = auth + strcspn(auth, "/?#");
-	for (const char *p = auth; p < end; p++)
-		if (*p == '@')
-			at = p;
+	/* The last '@' anywhere: a password may hold '/', '?' or '#', and
+	 * hiding a little too much is better than showing a secret. */
+	at = strrchr(auth, '@');
 	if (at == NULL)
 		snprintf(buf, len, "%s", s);
 	else

@@ -370,7 +370,7 @@ scan_match(const char *prefix, const char *pattern)
 			*o++ = '\\';
 		*o++ = *p;
 	}
-	strcpy(o, pattern ? pattern : "*");
+	memcpy(o, pattern ? pattern : "*", ql + 1);
 	return m;
 }
 
@@ -414,11 +414,12 @@ scan_all(struct lock *l, const char *m, struct found **out, size_t *nout)
 				    memchr(e->str, '\0', e->len) != NULL)
 					continue;
 				if (*nout == cap) {
-					struct found *f;
-					cap = cap ? cap * 2 : 64;
-					if ((f = realloc(*out, cap * sizeof(*f))) == NULL)
+					size_t ncap = cap ? cap * 2 : 64;
+					struct found *f = realloc(*out, ncap * sizeof(*f));
+					if (f == NULL)
 						break;
 					*out = f;
+					cap = ncap;
 				}
 				(*out)[*nout].key = malloc(e->len + 1);
 				if ((*out)[*nout].key == NULL)
@@ -484,7 +485,8 @@ verbs_list(const struct config *c, struct lock *l)
 		code = EXIT_UNAVAILABLE;
 		goto out;
 	}
-	qsort(keys, nkeys, sizeof(*keys), found_cmp);
+	if (nkeys > 1)
+		qsort(keys, nkeys, sizeof(*keys), found_cmp);
 	rows = calloc(nkeys ? nkeys : 1, sizeof(*rows));
 	for (size_t i = 0; rows != NULL && i < nkeys; i++) {
 		struct lock k;

@@ -93,6 +93,9 @@ main(void)
 	duration_ok("5.", 5000);
 	duration_ok("0.0001s", 1);
 	duration_ok("2400h", 2400LL * 3600 * 1000);
+	duration_ok("1.000000001s", 1001);
+	duration_ok(".240000001s", 241);
+	duration_ok(".07777777h", 280000);
 	duration_bad("");
 	duration_bad("s");
 	duration_bad(".");
@@ -108,6 +111,8 @@ main(void)
 	duration_bad("2401h");
 	duration_bad("99999999999999999999999");
 	duration_bad("0x10");
+	duration_bad("8640000.00000000000001");
+	duration_bad("1.0000000001s");
 
 	url_ok("redis://127.0.0.1", URL_TCP, "127.0.0.1", 6379, NULL, 0,
 	    NULL, NULL);
@@ -146,9 +151,14 @@ main(void)
 	url_bad("unix://relative.sock");
 	url_bad("unix:///tmp/r.sock?db=x");
 	url_bad("unix:///tmp/r.sock?foo=1");
+	url_bad("redis://h%zz");
+	url_bad("redis://:hunter2/x@host");
 	redacts("redis://:secret@h:1/2", "redis://***@h:1/2");
 	redacts("redis://u:secret@h", "redis://***@h");
 	redacts("redis://h:1", "redis://h:1");
+	redacts("redis://:secret/x@h", "redis://***@h");
+	redacts("redis://:se?cret@h:1", "redis://***@h:1");
+	redacts("redis://:secret#@h", "redis://***@h");
 
 	printf("1..%d\n", n);
 	return failed != 0;

@@ -1,0 +1,173 @@
+/*
+ * config_fuzzer.c - libFuzzer target for the whole command line parser,
+ * config_parse() (src/config.c, with the URL and DURATION parsers it
+ * calls).
+ *
+ * Input: words separated by NUL bytes.  Leading words of the form
+ * VAR=VALUE, VAR one of REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD,
+ * REDISCLI_AUTH, set that environment variable (as env(1) would); the
+ * other words are argv[1..] (argv[0] is "redlock").  So the corpus file
+ *     REDLOCK_URL=redis://h:1\0acquire\0-t\0005s\0name
+ * is `REDLOCK_URL=redis://h:1 redlock acquire -t 5s name`.
+ *
+ * Besides what ASan/UBSan/LSan catch (config_free() is called after
+ * every result, as main() does), it checks the contract of config.h:
+ * one of the four results; a usage error has a one-line reason that
+ * fits err and never shows the password from the environment; a
+ * successful parse is complete and within the documented ranges (NAME
+ * 1..4096 bytes, TTL >= 10ms, -E 0..255, durations <= 100 days, a
+ * COMMAND or -c STRING for the run form, a TOKEN for release and
+ * extend, --kill-after fitting the TTL); and parsing the same argv
+ * twice gives the same answer (getopt's hidden state is reset).
+ * A violated check calls abort(), which libFuzzer reports as a crash.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "lock.h"
+
+#define MAX_WORDS 128
+#define CANARY "Fz-Canary-Secret-91c7"
+
+static const char *const env_vars[] = {
+	"REDLOCK_URL", "REDLOCK_PREFIX", "REDLOCK_PASSWORD", "REDISCLI_AUTH"
+};
+
+static char **words_for_message;
+static int nwords_for_message;
+
+/* A broken promise: report it with the argv, and crash. */
+#define check(ok, what) do { if (!(ok)) broken(what); } while (0)
+
+static _Noreturn void
+broken(const char *what)
+{
+	fprintf(stderr, "config_fuzzer: %s; argv:", what);
+	for (int i = 0; i < nwords_for_message; i++)
+		fprintf(stderr, " '%s'", words_for_message[i]);
+	fputc('\n', stderr);
+	abort();
+}
+
+/* Set VAR=VALUE if word is one of ours; returns 1 if it was. */
+static int
+env_word(char *word)
+{
+	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+		size_t n = strlen(env_vars[i]);
+		if (strncmp(word, env_vars[i], n) == 0 && word[n] == '=') {
+			setenv(env_vars[i], word + n + 1, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+check_ok(const struct config *c)
+{
+	check(c->nurls >= 1 && c->urls != NULL, "no URL");
+	for (int i = 0; i < c->nurls; i++)
+		check(c->urls[i].kind == URL_UNIX ? c->urls[i].path != NULL :
+		    c->urls[i].host != NULL && c->urls[i].port > 0, "bad URL");
+	check(c->prefix != NULL, "no prefix");
+	check(c->ttl >= 10 && c->ttl <= CLOCK_MAX_MS, "TTL out of range");
+	check(c->wait >= -1 && c->wait <= CLOCK_MAX_MS, "wait out of range");
+	check(c->kill_after >= -1 && c->kill_after <= CLOCK_MAX_MS,
+	    "--kill-after out of range");
+	check(c->min_hold >= 0 && c->min_hold <= CLOCK_MAX_MS,
+	    "--min-hold out of range");
+	check(c->max_time == -1 || (c->max_time > 0 &&
+	    c->max_time <= CLOCK_MAX_MS), "--max-time out of range");
+	check(c->conflict_exit >= 0 && c->conflict_exit <= 255,
+	    "-E out of range");
+	check(c->verbosity >= -1 && c->verbosity <= 1, "bad verbosity");
+	if (c->verb == VERB_LIST)
+		return;
+	check(c->name != NULL && c->name[0] != '\0' &&
+	    strlen(c->name) <= LOCK_NAME_MAX, "NAME missing, empty or long");
+	if (c->verb == VERB_RELEASE || c->verb == VERB_EXTEND)
+		check(c->token != NULL && c->token[0] != '\0', "no TOKEN");
+	if (c->verb == VERB_RUN) {
+		check((c->cmd != NULL) != (c->shell != NULL),
+		    "not exactly one of COMMAND and -c STRING");
+		check(c->cmd == NULL || c->cmd[0] != NULL, "empty COMMAND");
+		check(config_kill_after(c) < c->ttl - c->ttl / 3 -
+		    lock_drift(c->ttl) - config_safety(c->ttl),
+		    "--kill-after does not fit the TTL");
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf, *argv[MAX_WORDS + 2], err[512], err2[512];
+	struct config c, c2;
+	int argc = 1, rc, rc2, setting_env = 1, canary = 1;
+
+	if (size > 16384)
+		return 0;
+	if ((buf = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++)
+		unsetenv(env_vars[i]);
+	if (memmem(data, size, CANARY, strlen(CANARY)) != NULL)
+		canary = 0;
+
+	argv[0] = "redlock";
+	/* "a\0b" is two words, "a\0" one, "a\0\0" two (the second empty). */
+	for (char *w = buf; w < buf + size && argc <= MAX_WORDS;
+	    w += strlen(w) + 1) {
+		if (setting_env && env_word(w)) {
+			if (strncmp(w, "REDLOCK_PASSWORD=", 17) == 0)
+				canary = 0;
+			continue;
+		}
+		setting_env = 0;
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	if (canary)
+		setenv("REDLOCK_PASSWORD", CANARY, 1);
+	words_for_message = argv;
+	nwords_for_message = argc;
+
+	memset(err, 'x', sizeof(err));
+	rc = config_parse(&c, argc, argv, err, sizeof(err));
+	check(rc == CONFIG_OK || rc == CONFIG_HELP || rc == CONFIG_VERSION ||
+	    rc == CONFIG_USAGE, "unknown result");
+	check(memchr(err, '\0', sizeof(err)) != NULL, "err not terminated");
+	if (rc == CONFIG_USAGE) {
+		check(err[0] != '\0', "usage error without a reason");
+		check(!canary || strstr(err, CANARY) == NULL,
+		    "the usage message shows $REDLOCK_PASSWORD");
+	} else if (rc == CONFIG_OK) {
+		check_ok(&c);
+		if (canary)
+			check(c.password != NULL &&
+			    strcmp(c.password, CANARY) == 0,
+			    "$REDLOCK_PASSWORD not taken");
+	}
+
+	/* The same argv again: the same answer. */
+	rc2 = config_parse(&c2, argc, argv, err2, sizeof(err2));
+	check(rc2 == rc, "a second parse gives another result");
+	check(rc != CONFIG_USAGE || strcmp(err, err2) == 0,
+	    "a second parse gives another message");
+	check(rc != CONFIG_OK || (c.verb == c2.verb && c.name == c2.name &&
+	    c.ttl == c2.ttl && c.nurls == c2.nurls && c.cmd == c2.cmd),
+	    "a second parse gives another config");
+	config_free(&c2);
+	config_free(&c);
+	free(buf);
+	return 0;
+}

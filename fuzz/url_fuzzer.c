@@ -1,0 +1,101 @@
+/*
+ * url_fuzzer.c - libFuzzer target for src/url.c: url_parse(), url_name()
+ * and url_redact().
+ *
+ * The input is one URL (bytes up to the first NUL; argv cannot hold a
+ * NUL).  Besides what ASan/UBSan/LSan catch, it checks the contract:
+ *   - url_parse() returns 0 with a usable struct url (TCP: host not
+ *     empty, port 1..65535; unix: an absolute path; db >= 0), or -1
+ *     with a reason;
+ *   - url_free() after either (LSan sees what is left over);
+ *   - url_redact(), which is what an "invalid URL" message shows, hides
+ *     everything between "://" and the last '@' (the user information,
+ *     which may hold a password, whatever characters the password has).
+ * A violated check calls abort(), which libFuzzer reports as a crash.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "url.h"
+
+/* A broken promise: report it with the input, and crash. */
+#define check(ok, what, input) do { if (!(ok)) broken(what, input); } while (0)
+
+static _Noreturn void
+broken(const char *what, const char *input)
+{
+	fprintf(stderr, "url_fuzzer: %s for input '%s'\n", what, input);
+	abort();
+}
+
+/* What url_redact(s) must print: s with everything between "://" and
+ * the last '@' replaced by "***"; s itself without such an '@' or for
+ * unix:// (a socket path holds no password). */
+static void
+check_redact(const char *s, size_t bufsize)
+{
+	char out[300], want[600];
+	const char *auth = strstr(s, "://"), *at;
+
+	if (bufsize > sizeof(out))
+		bufsize = sizeof(out);
+	url_redact(s, out, bufsize);
+	if (auth != NULL && strncmp(s, "unix://", 7) != 0 &&
+	    (at = strrchr(auth + 3, '@')) != NULL)
+		snprintf(want, sizeof(want), "%.*s***%s",
+		    (int)(auth + 3 - s), s, at);
+	else
+		snprintf(want, sizeof(want), "%s", s);
+	want[bufsize - 1] = '\0';	/* url_redact truncates like snprintf */
+	check(strcmp(out, want) == 0,
+	    "url_redact shows part of the user information", s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s, err[128], name[128];
+	struct url u;
+	int rc;
+
+	if (size > 4096)
+		return 0;
+	if ((s = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+
+	memset(err, 0, sizeof(err));
+	rc = url_parse(s, &u, err, sizeof(err));
+	check(rc == 0 || rc == -1, "url_parse returned neither 0 nor -1", s);
+	if (rc == 0) {
+		check(u.db >= 0, "negative db", s);
+		if (u.kind == URL_TCP) {
+			check(u.host != NULL && u.host[0] != '\0', "no host", s);
+			check(u.port >= 1 && u.port <= 65535, "bad port", s);
+			check(u.path == NULL, "TCP URL with a path", s);
+		} else {
+			check(u.kind == URL_UNIX, "bad kind", s);
+			check(u.path != NULL && u.path[0] == '/',
+			    "unix URL without an absolute path", s);
+			check(u.user == NULL && u.password == NULL,
+			    "unix URL with credentials", s);
+		}
+		url_name(&u, name, sizeof(name));
+		check(name[0] != '\0', "url_name is empty", s);
+	} else
+		check(err[0] != '\0', "url_parse failed without a reason", s);
+	url_free(&u);
+
+	/* The message buffer in config.c is 256 bytes; also try a small
+	 * one for the truncation paths. */
+	check_redact(s, 256);
+	check_redact(s, 8);
+	free(s);
+	return 0;
+}

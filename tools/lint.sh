@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+#
+# lint.sh - static checks of everything the repository ships (`make lint`):
+#
+#   - cc: src/ builds with gcc and with clang at -O2 -Wall -Wextra -Werror
+#     (tools/build-variant.sh, into build/lint-*/), and fuzz/*.c compiles
+#     warning-free with both
+#   - cppcheck: src/*.c, tests/unit.c, fuzz/*.c
+#   - clang-tidy: the same files, with the checks of tools/clang-tidy.yaml
+#   - shellcheck: tests/*.bats, tests/*.bash, completions/redlock.bash (as
+#     bash), tests/*.sh, bench/*.sh, bench/tools/* (the shell scripts),
+#     tools/*.sh, .ci/run
+#   - mandoc: mandoc -Tlint man/redlock.1
+#   - options: tests/check-options.sh (--help, man page and completions
+#     agree), against the binary built by the cc step
+#   - completions: zsh -n and fish -n on the zsh and fish completions
+#     (where zsh and fish are installed)
+#
+# Usage: tools/lint.sh [STEP...]            (default: every step)
+# Every step runs even when an earlier one failed; a step whose tool is
+# missing fails (install: cppcheck clang-tidy shellcheck mandoc).
+# Exits 0 when every step found nothing, 1 otherwise.
+
+set -u
+cd "$(dirname "$0")/.." || exit 70
+
+all_steps=(cc cppcheck clang-tidy shellcheck mandoc options completions)
+steps=("$@")
+((${#steps[@]})) || steps=("${all_steps[@]}")
+
+read -r -a pkg_cflags <<<"$(pkg-config --cflags hiredis uuid 2>/dev/null)"
+# What the Makefile compiles with (minus the version, which main.c has
+# a default for), for the analyzers.
+cflags=(-std=c11 -D_GNU_SOURCE -pthread -Isrc "${pkg_cflags[@]}")
+shopt -s nullglob
+c_files=(src/*.c tests/unit.c fuzz/*.c)
+shopt -u nullglob
+
+need() {
+	command -v "$1" >/dev/null && return 0
+	echo "lint: $1 is not installed" >&2
+	return 1
+}
+
+step_cc() {
+	local cc status=0
+	for cc in gcc clang; do
+		need "$cc" || {
+			status=1
+			continue
+		}
+		CC=$cc CFLAGS='-O2 -g -Werror' tools/build-variant.sh "lint-$cc" \
+			>/dev/null || status=1
+		"$cc" "${cflags[@]}" -Wall -Wextra -Werror -fsyntax-only fuzz/*.c ||
+			status=1
+	done
+	return "$status"
+}
+
+step_cppcheck() {
+	need cppcheck || return 1
+	# variableScope is off: it asks for declarations in the innermost
+	# block, where the house style (OpenBSD style(9), see STYLE.md)
+	# declares at the top of the function.
+	cppcheck --enable=warning,style,performance,portability \
+		--error-exitcode=1 --inline-suppr --suppress=missingIncludeSystem \
+		--suppress=variableScope --std=c11 -D_GNU_SOURCE -Isrc --quiet \
+		--template='{file}:{line}: {severity}: {message} [{id}]' \
+		"${c_files[@]}" 2>&1
+}
+
+step_clang-tidy() {
+	local log=build/lint/clang-tidy.log status=0
+	need clang-tidy || return 1
+	mkdir -p build/lint
+	[[ -f build/.gitignore ]] || echo '*' >build/.gitignore
+	clang-tidy --quiet --config-file=tools/clang-tidy.yaml "${c_files[@]}" \
+		-- "${cflags[@]}" >"$log" 2>&1 || status=1
+	# One line a finding; the analyzer's paths are in the log.
+	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" |
+		sed -e "s|^$PWD/||" -e 's/,-warnings-as-errors\]$/]/'
+	((status == 0)) || echo "lint: clang-tidy: the full report is in $log"
+	return "$status"
+}
+
+step_shellcheck() {
+	local f status=0
+	local -a as_bash=() by_shebang=()
+	need shellcheck || return 1
+	shopt -s nullglob
+	# bats files are bash with @test blocks, which shellcheck understands.
+	as_bash=(tests/*.bats tests/*.bash completions/redlock.bash)
+	by_shebang=(tests/*.sh bench/*.sh tools/*.sh .ci/run)
+	for f in bench/tools/*; do
+		[[ -f $f ]] && head -n 1 "$f" | grep -qE '^#!.*/(env )?(ba)?sh\b' &&
+			by_shebang+=("$f")
+	done
+	shopt -u nullglob
+	shellcheck -s bash "${as_bash[@]}" || status=1
+	shellcheck "${by_shebang[@]}" || status=1
+	return "$status"
+}
+
+step_mandoc() {
+	local out status=0
+	need mandoc || return 1
+	out=$(mandoc -Tlint man/redlock.1 2>&1) || status=$?
+	# "outdated mandoc.db lacks X(1) entry" is about this host's man
+	# database, not the page: mandoc falls back to the file system and
+	# still reports a page that is missing ("referenced manual not found").
+	grep -v 'outdated mandoc.db lacks' <<<"$out" | grep . >&2
+	return "$status"
+}
+
+step_options() {
+	local bin=build/lint-gcc/redlock
+	if [[ ! -x tests/check-options.sh ]]; then
+		echo "lint: tests/check-options.sh is missing" >&2
+		return 1
+	fi
+	[[ -x $bin ]] || bin=${REDLOCK:-./redlock}
+	REDLOCK=$PWD/${bin#./} tests/check-options.sh
+}
+
+step_completions() {
+	local status=0
+	if command -v zsh >/dev/null; then
+		zsh -n completions/_redlock || status=1
+	else
+		echo "lint: zsh not installed; completions/_redlock not checked" >&2
+	fi
+	if command -v fish >/dev/null; then
+		fish -n completions/redlock.fish || status=1
+	else
+		echo "lint: fish not installed; completions/redlock.fish not checked" >&2
+	fi
+	return "$status"
+}
+
+failed=()
+for s in "${steps[@]}"; do
+	if ! declare -F "step_$s" >/dev/null; then
+		echo "usage: tools/lint.sh [${all_steps[*]}]" >&2
+		exit 64
+	fi
+	echo "# lint: $s"
+	if "step_$s"; then
+		echo "# lint: $s: ok"
+	else
+		echo "# lint: $s: FAILED"
+		failed+=("$s")
+	fi
+done
+if ((${#failed[@]})); then
+	echo "# lint: FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "# lint: passed (${steps[*]})"
