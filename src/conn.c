@@ -277,7 +277,10 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 	}
 	for (int i = 0; i < n; i++) {
 		if (s[i].busy) {
+			/* Written means connected: the server is slow. */
 			r[i].timed_out = 1;
+			if (s[i].wdone)
+				s[i].fresh = 0;
 			slot_fail(&c[i], &r[i], &s[i], s[i].fresh ?
 			    "Connection timed out" : "no reply in time");
 		}

@@ -477,6 +477,9 @@ lock_try(struct lock *l, int intr_fd)
 				l->busy_pttl = t;
 		}
 	}
+	l->slow = 0;
+	for (int i = 0; i < l->n; i++)
+		l->slow |= r[i].timed_out;
 	conn_req_clear(r, l->n);
 	if (rc < 0)
 		res = LOCK_INTERRUPTED;
@@ -556,9 +559,10 @@ busy_sleep(const struct lock *l, int64_t left)
 
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
- * Unreachable servers on the first attempt give LOCK_UNAVAILABLE at
- * once; once waiting, failures must persist (three attempts and two
- * seconds) before they do, so that a busy machine does not give up.
+ * Servers that refuse on the first attempt give LOCK_UNAVAILABLE at
+ * once; servers that are slow, or fail later, must keep failing (three
+ * attempts and two seconds) before they do, so that a busy machine does
+ * not give up.
  */
 enum lock_result
 lock_acquire(struct lock *l, int64_t wait, int intr_fd)
@@ -572,7 +576,8 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 		int rc;
 
 		if (res == LOCK_HELD || res == LOCK_REENTRANT ||
-		    res == LOCK_INTERRUPTED || (res == LOCK_UNAVAILABLE && first))
+		    res == LOCK_INTERRUPTED ||
+		    (res == LOCK_UNAVAILABLE && first && !l->slow))
 			return res;
 		first = 0;
 		left = until < 0 ? -1 : until - clock_ms();

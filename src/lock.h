@@ -38,6 +38,7 @@ struct lock {
 	int64_t ttl;
 	int64_t op_timeout;	/* per-command deadline for one attempt */
 	int brief;		/* release and extend: one op_timeout try */
+	int slow;		/* the last attempt had a server time out */
 	long long fence;
 	char (*run_id)[48];	/* per server, as seen when granted */
 	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
