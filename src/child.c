@@ -129,6 +129,9 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 	ch->exec_errno = 0;
 	ch->foreground = isatty(STDIN_FILENO) &&
 	    tcgetpgrp(STDIN_FILENO) == getpgrp();
+	/* Orphans of the command's tree come to us, not to init, so that
+	 * we see when its background processes are gone. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	/* vfork, not posix_spawn: the child must also set PR_SET_PDEATHSIG,
@@ -174,16 +177,36 @@ child_signal(const struct child *ch, int sig)
 		kill(ch->pid, sig);
 }
 
-/* Reap the command if it ended: 1 with *status set, else 0. */
+/*
+ * Reap every child that ended: the command (then *status and *done are
+ * set and 1 is returned), and the orphans of its tree, which the kernel
+ * hands to redlock as their subreaper.  Returns 0 otherwise.
+ */
 int
-child_reap(struct child *ch, int *status)
+child_reap(struct child *ch, int *status, int *done)
 {
+	int st, got = 0;
 	pid_t r;
 
-	do
-		r = waitpid(ch->pid, status, WNOHANG);
-	while (r < 0 && errno == EINTR);
-	return r == ch->pid;
+	while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == ch->pid) {
+			*status = st;
+			*done = got = 1;
+		} else if (r == ch->guard)
+			ch->guard = 0;
+	}
+	return got;
+}
+
+/* Is any process left in the command's process group? */
+int
+child_group_alive(const struct child *ch)
+{
+	return ch->pid > 0 && (kill(-ch->pid, 0) == 0 || errno == EPERM);
 }
 
 /* The shell's convention: the exit code, or 128 + the signal. */

@@ -559,15 +559,16 @@ busy_sleep(const struct lock *l, int64_t left)
 
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
- * Servers that refuse on the first attempt give LOCK_UNAVAILABLE at
- * once; servers that are slow, or fail later, must keep failing (three
- * attempts and two seconds) before they do, so that a busy machine does
- * not give up.
+ * A first attempt that fails gives LOCK_UNAVAILABLE at once, unless
+ * servers were merely slow, we may wait, and it was quick about it: a
+ * busy machine deserves another try.  Later failures must persist
+ * (three attempts and 1.5 seconds) before they do.
  */
 enum lock_result
 lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 {
-	int64_t until = wait < 0 ? -1 : clock_ms() + wait, since = 0;
+	int64_t start = clock_ms(), since = 0;
+	int64_t until = wait < 0 ? -1 : start + wait;
 	int failures = 0, first = 1;
 
 	for (;;) {
@@ -577,7 +578,8 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 
 		if (res == LOCK_HELD || res == LOCK_REENTRANT ||
 		    res == LOCK_INTERRUPTED ||
-		    (res == LOCK_UNAVAILABLE && first && !l->slow))
+		    (res == LOCK_UNAVAILABLE && first && (!l->slow || wait == 0 ||
+		    clock_ms() - start >= 1000)))
 			return res;
 		first = 0;
 		left = until < 0 ? -1 : until - clock_ms();
@@ -589,7 +591,7 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 		} else {
 			if (failures++ == 0)
 				since = clock_ms();
-			if (failures >= 3 && clock_ms() - since >= 2000)
+			if (failures >= 3 && clock_ms() - since >= 1500)
 				return res;
 			ms = 100LL * failures;
 		}

@@ -295,13 +295,21 @@ static int
 supervise(struct run *r)
 {
 	struct pollfd p = { .fd = child_signal_fd(), .events = POLLIN };
-	int status = 0, sig;
+	int status = 0, sig, done = 0;
 
 	for (;;) {
 		int64_t next = check_deadlines(r), left = next - clock_ms();
 
-		if (child_reap(&r->child, &status))
+		if (child_reap(&r->child, &status, &done) && r->stopping)
+			/* The lock is no longer ours: whatever the command
+			 * left running in its group is stopped too. */
+			child_signal(&r->child, SIGKILL);
+		/* Background processes the command started hold the lock
+		 * as with flock(1), where they inherit the descriptor. */
+		if (done && !child_group_alive(&r->child))
 			break;
+		if (done && left > 100)
+			left = 100;
 		if (poll(&p, 1, left < 0 ? 0 : left > 60000 ? 60000 : (int)left) < 0 &&
 		    errno != EINTR)
 			break;
@@ -309,10 +317,6 @@ supervise(struct run *r)
 			if (sig != SIGCHLD && sig != 0)
 				child_signal(&r->child, sig);
 	}
-	/* Whatever the command left running in its group is stopped too
-	 * when the lock is no longer ours. */
-	if (r->stopping)
-		child_signal(&r->child, SIGKILL);
 	return status;
 }
 
