@@ -13,7 +13,19 @@ DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev redis-server \
 CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra \
 	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# hiredis and libuuid are linked statically when their archives are
+# installed (Debian's -dev packages ship them): the dynamic loader then
+# maps two libraries fewer, about a tenth of a short run's cost
+# (see bench/).  STATIC_DEPS=no links them dynamically.
+STATIC_DEPS ?= $(shell for l in hiredis uuid; do \
+	[ -f "$$($(CC) -print-file-name=lib$$l.a)" ] || { echo no; exit; }; \
+	done; echo yes)
+ifeq ($(STATIC_DEPS),yes)
+override LDLIBS += $(filter -L%,$(shell pkg-config --libs $(PKGS) 2>/dev/null)) \
+	-Wl,-Bstatic -lhiredis -luuid -Wl,-Bdynamic -pthread
+else
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+endif
 
 SRCS = src/main.c src/config.c src/url.c src/conn.c src/lock.c src/renew.c \
 	src/child.c src/clock.c src/log.c src/verbs.c

@@ -76,6 +76,9 @@ static const char usage_text[] =
 "69 Redis unavailable; 70 internal error; 75 lock lost; 124 --max-time;\n"
 "126/127 command not executable / not found; 128+N signal N.\n";
 
+/* How long a command runs before it gets a guard process, in ms. */
+#define GUARD_DELAY 20
+
 /* What main knows about one run of the command. */
 struct run {
 	const struct config *cfg;
@@ -84,6 +87,7 @@ struct run {
 	int held;		/* ours to renew and release (not re-entrant) */
 	struct renew *renew;	/* started when the first renewal is due */
 	int64_t renew_at;
+	int64_t guard_at;	/* when to start the guard; 0 once started */
 	int guard_fd;		/* where lease ends go, or -1 */
 	int64_t started;	/* clock_ms() when the command started */
 	int64_t kill_at;	/* SIGKILL then, once stopping; 0 = not */
@@ -224,6 +228,31 @@ lease_lost(struct run *r, const char *why, int64_t kill_by)
 }
 
 /*
+ * Start the guard (see child.c), which kills the command's process
+ * group if redlock dies or stalls, and enforces the lease unless
+ * --on-lost ignore.  It is started once the command has run for
+ * GUARD_DELAY ms, and always before the renewal thread (a fork must
+ * come before any thread): commands that end sooner, the bulk of
+ * short cron jobs, do not pay for a fork that would double their
+ * overhead.  Until then PR_SET_PDEATHSIG covers the command itself.
+ */
+static void
+guard_start(struct run *r)
+{
+	const struct config *c = r->cfg;
+
+	r->guard_at = 0;
+	if (child_guard_start(&r->child, config_safety(c->ttl)) < 0) {
+		log_error("cannot start the guard process: %s", strerror(errno));
+		return;
+	}
+	r->guard_fd = r->held && c->on_lost != ON_LOST_IGNORE ?
+	    r->child.guard_fd : -1;
+	child_guard_lease(r->guard_fd, r->lock->sent_at + c->ttl -
+	    lock_drift(c->ttl));
+}
+
+/*
  * Look at the clock and the renewal thread, act on what is due, and
  * return when to look again.  Called first thing after every wake-up,
  * so that a redlock that was paused past its lease stops the command
@@ -236,6 +265,11 @@ check_deadlines(struct run *r)
 	int64_t now = clock_ms(), next = now + 60000;
 	char why[256];
 
+	if (r->guard_at > 0 && (now >= r->guard_at ||
+	    (r->renew_at > 0 && now >= r->renew_at)))
+		guard_start(r);
+	else if (r->guard_at > 0 && r->guard_at < next)
+		next = r->guard_at;
 	if (r->held && !(r->lost && r->stopping)) {
 		int64_t kill_at, term_at;
 
@@ -427,13 +461,7 @@ cmd_run(const struct config *c, struct lock *l)
 	r.started = clock_ms();
 	r.held = res == LOCK_HELD;
 	r.renew_at = r.held ? l->sent_at + l->ttl / 3 : 0;
-	/* The guard kills the command if redlock dies or stalls; it
-	 * enforces the lease unless --on-lost ignore. */
-	if (child_guard_start(&r.child, config_safety(c->ttl)) < 0)
-		log_error("cannot start the guard process: %s", strerror(errno));
-	r.guard_fd = r.held && c->on_lost != ON_LOST_IGNORE ?
-	    r.child.guard_fd : -1;
-	child_guard_lease(r.guard_fd, l->sent_at + l->ttl - lock_drift(l->ttl));
+	r.guard_at = r.started + GUARD_DELAY;
 	status = supervise(&r);
 	child_restore_terminal(&r.child);
 	code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
