@@ -73,7 +73,7 @@ check: test-deps
 	$(MAKE) --no-print-directory CFLAGS='$(CFLAGS) -Werror' redlock tests/unit
 	tests/run.sh
 
-demo: redlock
+demo: redlock test-deps
 	@tests/demo.sh
 
 # Hardening: sanitizer builds, valgrind, fuzzing, static checks (tools/,
