@@ -83,7 +83,7 @@ _redlock()
     local verbs="run acquire release extend status list break"
     local opts="--url --ttl --nonblock --nb --wait --timeout
         --conflict-exit-code --command --prefix --on-lost --kill-after
-        --min-hold --max-time --env --json --verbose --quiet --help --version
+        --min-hold --max-time --env --json --fence --verbose --quiet --help --version
         -u -t -n -w -E -c -p -v -q -h -V"
 
     # Walk the words before the cursor: options, then the verb or NAME.

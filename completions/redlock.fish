@@ -173,6 +173,7 @@ complete -c redlock -n __redlock_opts_ok -l min-hold -x -a '(__redlock_durations
 complete -c redlock -n __redlock_opts_ok -l max-time -x -a '(__redlock_durations)' -d 'Stop the command after this long and exit 124'
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
 complete -c redlock -n __redlock_opts_ok -l json -d 'status, list: print JSON objects'
+complete -c redlock -n __redlock_opts_ok -l fence -d 'break: also remove the fencing counter'
 complete -c redlock -n __redlock_opts_ok -s v -l verbose -d 'More diagnostics'
 complete -c redlock -n __redlock_opts_ok -s q -l quiet -d 'No busy messages or warnings'
 complete -c redlock -n __redlock_opts_ok -s h -l help -d 'Print help and exit'

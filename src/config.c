@@ -21,7 +21,7 @@
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
-	OPT_ENV, OPT_JSON
+	OPT_ENV, OPT_JSON, OPT_FENCE
 };
 
 static const struct option longopts[] = {
@@ -40,6 +40,7 @@ static const struct option longopts[] = {
 	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 	{ "env", no_argument, NULL, OPT_ENV },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fence", no_argument, NULL, OPT_FENCE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -141,6 +142,9 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		return CONFIG_OK;
 	case OPT_JSON:
 		c->json = 1;
+		return CONFIG_OK;
+	case OPT_FENCE:
+		c->fence = 1;
 		return CONFIG_OK;
 	case 'v':
 		c->verbosity = LOG_VERBOSE;

@@ -30,6 +30,7 @@ struct config {
 	enum on_lost on_lost;
 	int verbosity;
 	int json, env;
+	int fence;		/* break: also remove the fencing counter */
 	const char *prefix;
 	const char *shell;	/* -c STRING */
 	const char *name;

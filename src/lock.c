@@ -734,6 +734,37 @@ lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
 	return ok;
 }
 
+/*
+ * Delete the fencing counter on every server; the next grant seeds it
+ * from the server clock, above any fence it gave before.  Returns how
+ * many servers had one, or -1 if fewer than a quorum answered.
+ */
+int
+lock_forget_fence(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int had = 0, answered = 0;
+
+	arg_str(&a, "DEL");
+	arg(&a, l->fence_key, l->fence_keylen);
+	req_all(r, l->n, &a);
+	l->err[0] = '\0';
+	conn_exec(l->conns, r, l->n, clock_ms() + 2000, -1);
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_INTEGER) {
+			note_err(l, &r[i], i);
+			continue;
+		}
+		answered++;
+		had += p->integer > 0;
+	}
+	conn_req_clear(r, l->n);
+	return answered < l->quorum ? -1 : had;
+}
+
 /* Reset token's lease to l->ttl; as lock_release(). */
 int
 lock_extend(struct lock *l, const char *token, int *others)

@@ -64,6 +64,7 @@ static const char usage_text[] =
 "      --max-time DURATION      stop the command after this long and exit 124\n"
 "      --env                    acquire: print shell assignments, not the token\n"
 "      --json                   status, list: print JSON objects\n"
+"      --fence                  break: also remove the lock's fencing counter\n"
 "  -v, --verbose                more diagnostics\n"
 "  -q, --quiet                  no diagnostics but usage errors\n"
 "  -h, --help                   print this help and exit\n"

@@ -319,7 +319,7 @@ verb_break(const struct config *c, struct lock *l)
 {
 	struct lock_view v[l->n];
 	const struct lock_view *h = NULL;
-	int answered = lock_inspect(l, v, 1);
+	int answered = lock_inspect(l, v, 1), forgot = 0;
 
 	for (int i = 0; i < l->n; i++)
 		if (v[i].held && (h == NULL || (!h->has_meta && v[i].has_meta)))
@@ -328,9 +328,18 @@ verb_break(const struct config *c, struct lock *l)
 		log_error("%s", l->err);
 		return EXIT_UNAVAILABLE;
 	}
+	if (c->fence) {
+		if ((forgot = lock_forget_fence(l)) < 0) {
+			log_error("%s", l->err);
+			return EXIT_UNAVAILABLE;
+		}
+		if (forgot > 0)
+			log_error("removed the fencing counter of lock '%s'",
+			    c->name);
+	}
 	if (h == NULL) {
 		log_error("lock '%s' was not held", c->name);
-		return 1;
+		return forgot > 0 ? 0 : 1;
 	}
 	if (h->has_meta)
 		log_error("removed lock '%s' held by %s@%s pid %ld (fence %lld)",

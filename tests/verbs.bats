@@ -419,3 +419,16 @@ fence_of() {
 	assert_equal "$a2" "$((a1 + 1))"
 	assert_regex "$b1" '^[0-9]+$'
 }
+
+@test "break --fence removes the fencing counter and fences still grow" {
+	local f1 f2
+	f1=$(redlock fc sh -c 'echo "$REDLOCK_FENCE"')
+	run -0 redlock break --fence fc
+	assert_output --partial "removed the fencing counter"
+	# No lock and no counter left (the wake-up list expires by itself).
+	assert_equal "$(rcli KEYS '*fence*')" ''
+	assert_equal "$(rcli EXISTS redlock:fc)" 0
+	run -1 redlock break --fence fc
+	f2=$(redlock fc sh -c 'echo "$REDLOCK_FENCE"')
+	assert [ "$f2" -gt "$f1" ]
+}
