@@ -11,7 +11,8 @@ DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev redis-server \
 	redis-tools bats bats-support bats-assert python3-redis
 
 CFLAGS   ?= -O2 -g
-override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra \
+WERROR   ?=
+override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $(WERROR) \
 	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # hiredis and libuuid are linked statically when their archives are
 # installed (Debian's -dev packages ship them): the dynamic loader then
@@ -70,7 +71,7 @@ tests/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS) $(LDLIBS)
 
 check: test-deps
-	$(MAKE) --no-print-directory CFLAGS='$(CFLAGS) -Werror' redlock tests/unit
+	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
 demo: redlock test-deps
