@@ -33,12 +33,15 @@ SRCS = src/main.c src/config.c src/url.c src/conn.c src/lock.c src/renew.c \
 OBJS = $(SRCS:.c=.o)
 UNIT_OBJS = src/url.o src/clock.o
 
-all: redlock
+# The targets that may install packages first build in a new make, which
+# reads pkg-config's answers after the installation.
+all: deps
+	@$(MAKE) --no-print-directory redlock
 
 redlock: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(OBJS): src/*.h | deps
+$(OBJS): src/*.h
 
 # Find hiredis and libuuid; as root on Debian, install what is missing.
 deps:
@@ -74,7 +77,8 @@ check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
-demo: redlock test-deps
+demo: test-deps
+	@$(MAKE) --no-print-directory redlock
 	@tests/demo.sh
 
 # Hardening: sanitizer builds, valgrind, fuzzing, static checks (tools/,
@@ -85,7 +89,8 @@ FUZZ_SECONDS ?= 60
 sanitize: test-deps
 	tools/sanitize.sh
 
-valgrind: redlock test-deps
+valgrind: test-deps
+	@$(MAKE) --no-print-directory redlock
 	REDLOCK=./redlock tools/valgrind.sh
 
 fuzz:
