@@ -113,20 +113,26 @@ child_setup(const struct child *ch)
 
 /*
  * Start argv with envp (PATH is searched as by the shell), in a process
- * group of its own.  vfork: the parent sleeps until the child has
- * exec'd or failed, and learns exec's errno through memory they share,
- * without copying page tables.  Must be called before any thread
- * exists.  Returns 0 when the command runs; -1 when it could not be
- * started, with ch->exec_errno set (the child has been reaped then).
+ * group of its own.  vfork: no page tables are copied, and the parent
+ * sleeps until the child has exec'd or failed.  exec's errno comes back
+ * through a close-on-exec pipe, which also works where vfork is a plain
+ * fork (valgrind).  Must be called before any thread exists.  Returns 0
+ * when the command runs; -1 when it could not be started, with
+ * ch->exec_errno set (the child has been reaped then).
  */
 int
 child_spawn(struct child *ch, char *const argv[], char *const envp[])
 {
-	volatile int err = 0;
 	pid_t parent = getpid(), pid;
 	sigset_t all, old;
+	int ep[2], err = 0;
+	ssize_t n;
 
 	ch->exec_errno = 0;
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		ch->exec_errno = errno;
+		return -1;
+	}
 	ch->foreground = isatty(STDIN_FILENO) &&
 	    tcgetpgrp(STDIN_FILENO) == getpgrp();
 	/* Orphans of the command's tree come to us, not to init, so that
@@ -147,14 +153,23 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 			_exit(127);
 		execvpe(argv[0], argv, envp);
 		err = errno;
+		(void)!write(ep[1], &err, sizeof(err));
 		_exit(127);
 	}
 	if (pid < 0)
 		err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(ep[1]);
 	ch->pid = pid;
-	if (pid > 0)
+	if (pid > 0) {
 		setpgid(pid, pid);	/* already done by the child; harmless */
+		do
+			n = read(ep[0], &err, sizeof(err));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(err))
+			err = 0;
+	}
+	close(ep[0]);
 	if (err != 0) {
 		int status;
 		ch->exec_errno = err;
