@@ -84,6 +84,20 @@ put_json(const char *s, size_t n)
 	putchar('"');
 }
 
+/* How many columns put_text() takes for s. */
+static size_t
+text_width(const char *s, size_t n)
+{
+	size_t w = n;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			w += 3;
+	}
+	return w;
+}
+
 /* Print s for a terminal: control bytes as \xNN. */
 static void
 put_text(const char *s, size_t n)
@@ -454,17 +468,20 @@ list_text(struct row *rows, size_t n)
 {
 	size_t w = 4;
 
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].namelen > w)
-			w = rows[i].namelen > 60 ? 60 : rows[i].namelen;
+	for (size_t i = 0; i < n; i++) {
+		size_t tw = text_width(rows[i].name, rows[i].namelen);
+		if (tw > w)
+			w = tw > 60 ? 60 : tw;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct lock_view *v = &rows[i].v;
+		size_t tw = text_width(rows[i].name, rows[i].namelen);
 		char ttl[32];
 
 		duration_format(v->pttl, ttl, sizeof(ttl));
 		put_text(rows[i].name, rows[i].namelen);
-		printf("%*s  %9s  ", (int)(w > rows[i].namelen ?
-		    w - rows[i].namelen : 0), "", v->pttl < 0 ? "none" : ttl);
+		printf("%*s  %9s  ", (int)(w > tw ? w - tw : 0), "",
+		    v->pttl < 0 ? "none" : ttl);
 		if (v->has_meta) {
 			printf("%s@%s pid %ld  ", v->meta.user, v->meta.host,
 			    v->meta.pid);
