@@ -244,20 +244,34 @@ status_json(const struct lock *l, const struct lock_view *v, int held)
 	}
 }
 
-/* The view that a quorum of servers agrees on, or NULL. */
+/*
+ * The view that a quorum of servers agrees on, or NULL.  Among the
+ * servers holding that token, the fence most of them record is the
+ * grant's: a majority carries it (see fence_bump() in lock.c), while a
+ * server whose reply came too late to count may record its own.
+ */
 static const struct lock_view *
 agreed(const struct lock *l, const struct lock_view *v)
 {
+	const struct lock_view *best = NULL;
+	int best_votes = 0;
+
 	for (int i = 0; i < l->n; i++) {
-		int same = 0;
+		int same = 0, votes = 0;
 		if (!v[i].held)
 			continue;
-		for (int j = 0; j < l->n; j++)
-			same += v[j].held && strcmp(v[j].token, v[i].token) == 0;
-		if (same >= l->quorum)
-			return &v[i];
+		for (int j = 0; j < l->n; j++) {
+			if (!v[j].held || strcmp(v[j].token, v[i].token) != 0)
+				continue;
+			same++;
+			votes += v[j].fence == v[i].fence;
+		}
+		if (same >= l->quorum && votes > best_votes) {
+			best = &v[i];
+			best_votes = votes;
+		}
 	}
-	return NULL;
+	return best;
 }
 
 static void
