@@ -508,42 +508,74 @@ lock_try(struct lock *l, int intr_fd)
 	return res;
 }
 
+/* Any server answered (a wake-up, or BLPOP's own timeout). */
+static int
+any_reply(const struct conn_req *r, int n, const void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < n; i++)
+		if (r[i].reply != NULL)
+			return 1;
+	return 0;
+}
+
+/* Sleep until t (clock_ms), or return -1 at once if interrupted. */
+static int
+nap_until(int64_t t, int intr_fd)
+{
+	struct pollfd p = { .fd = intr_fd, .events = POLLIN };
+	int64_t left = t - clock_ms();
+
+	if (left <= 0)
+		return 0;
+	return poll(&p, intr_fd >= 0 ? 1 : 0, (int)left) > 0 ? -1 : 0;
+}
+
 /*
- * Sleep until the lock may have become free, at most ms: with one
- * server, block on the wake list that releases push to (so a release
- * wakes one waiter at once); with several, sleep.  Returns 0, -1 on
- * interruption, or 1 when the server did not answer.
+ * Sleep until the lock may have become free, at most ms: block on the
+ * wake lists that releases push to, on every server at once, so that a
+ * release wakes one waiter per server at once; the first answer ends the
+ * wait, and the connections still blocked are closed (their BLPOP would
+ * hold up the next command).  Returns 0, -1 on interruption, or 1 when
+ * no server answered (after sleeping out ms, so that failing servers
+ * are not hammered).
  */
 static int
 wait_wake(struct lock *l, int64_t ms, int intr_fd)
 {
+	if (l->n <= 0)
+		return 1;
+	struct conn_req r[l->n];
+	struct args a = { 0 };
+	int64_t until;
+	char t[32];
+	int rc, answered = 0;
+
 	if (ms < 1)
 		ms = 1;
-	if (l->n == 1) {
-		struct conn_req r;
-		struct args a = { 0 };
-		char t[32];
-		int rc;
-
-		snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
-		arg_str(&a, "BLPOP");
-		arg(&a, l->wake_key, l->wake_keylen);
-		arg_str(&a, t);
-		req_all(&r, 1, &a);
-		rc = conn_exec(l->conns, &r, 1,
-		    clock_ms() + ms + l->op_timeout + 1000, intr_fd);
-		if (rc == 1 && r.reply->type == REDIS_REPLY_ERROR)
-			rc = 0;
-		if (rc <= 0 && rc != -1 && l->err[0] == '\0')
-			snprintf(l->err, sizeof(l->err), "%s",
-			    r.reply ? r.reply->str : r.err);
-		conn_req_clear(&r, 1);
-		return rc < 0 ? -1 : rc == 0;
-	} else {
-		struct pollfd p = { .fd = intr_fd, .events = POLLIN };
-		int rc = poll(&p, intr_fd >= 0 ? 1 : 0, (int)ms);
-		return rc > 0 ? -1 : 0;
+	until = clock_ms() + ms;
+	snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
+	arg_str(&a, "BLPOP");
+	arg(&a, l->wake_key, l->wake_keylen);
+	arg_str(&a, t);
+	req_all(r, l->n, &a);
+	rc = conn_exec_until(l->conns, r, l->n, until + l->op_timeout + 1000,
+	    intr_fd, any_reply, NULL);
+	for (int i = 0; i < l->n; i++) {
+		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR)
+			answered++;
+		else if (r[i].reply == NULL && !r[i].timed_out &&
+		    l->conns[i].discard > 0)
+			conn_close(&l->conns[i]);
+		else if (l->err[0] == '\0')
+			note_err(l, &r[i], i);
 	}
+	conn_req_clear(r, l->n);
+	if (rc < 0)
+		return -1;
+	if (answered > 0)
+		return 0;
+	return nap_until(until, intr_fd) < 0 ? -1 : 1;
 }
 
 /* How long to sleep before the next attempt while the lock is busy. */
@@ -557,8 +589,6 @@ busy_sleep(const struct lock *l, int64_t left)
 
 	if (l->busy_pttl >= 0 && l->busy_pttl + 1 < ms)
 		ms = l->busy_pttl + 1;
-	if (l->n > 1)
-		ms = 20 + clock_jitter(ms);
 	if (left >= 0 && left < ms)
 		ms = left;
 	return ms;
@@ -594,6 +624,11 @@ lock_acquire(struct lock *l, int64_t wait, int intr_fd)
 			failures = 0;
 			if (wait == 0 || (until >= 0 && left <= 0))
 				return res;
+			/* Redlock: contenders that split the votes back off
+			 * by a random delay before trying again. */
+			if (l->n > 1 && nap_until(clock_ms() + clock_jitter(30),
+			    intr_fd) < 0)
+				return LOCK_INTERRUPTED;
 			ms = busy_sleep(l, left);
 		} else {
 			if (failures++ == 0)
