@@ -111,6 +111,13 @@ duration_format(int64_t ms, char *buf, size_t len)
 		    (long long)(ms % 3600000 / 60000));
 }
 
+/* v, kept within [lo, hi]: timeouts derived from the TTL use it. */
+int64_t
+clock_clamp(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 /* A pseudo-random delay in [0, max]; spreads retries of many hosts. */
 int64_t
 clock_jitter(int64_t max)

@@ -13,5 +13,6 @@ int64_t clock_wall_ms(void);
 int duration_parse(const char *s, int64_t *ms);
 void duration_format(int64_t ms, char *buf, size_t len);
 int64_t clock_jitter(int64_t max);
+int64_t clock_clamp(int64_t v, int64_t lo, int64_t hi);
 
 #endif

@@ -366,7 +366,7 @@ config_kill_after(const struct config *c)
 {
 	if (c->kill_after >= 0)
 		return c->kill_after;
-	return c->ttl / 10 > 10000 ? 10000 : c->ttl / 10;
+	return clock_clamp(c->ttl / 10, 0, 10000);
 }
 
 /* Time kept between SIGKILL and the lease's end, for the kernel to reap. */

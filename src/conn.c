@@ -80,13 +80,15 @@ conn_open(struct conn *c, char *err, size_t errlen)
 	}
 	(void)fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
 	if (c->password != NULL) {
+		/* AUTH [user] password */
 		const char *av[3] = { "AUTH", u->user, c->password };
-		if (u->user != NULL)
-			redisAppendCommandArgv(c->ctx, 3, av, NULL);
-		else {
+		int ac = 3;
+
+		if (u->user == NULL) {
 			av[1] = c->password;
-			redisAppendCommandArgv(c->ctx, 2, av, NULL);
+			ac = 2;
 		}
+		redisAppendCommandArgv(c->ctx, ac, av, NULL);
 		pre++;
 	}
 	if (u->db != 0) {

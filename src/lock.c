@@ -147,6 +147,17 @@ lock_drift(int64_t ttl)
 	return ttl / 100 + 2;
 }
 
+/*
+ * Until when the lock is surely ours after a grant or renewal sent at
+ * clock_ms() value sent: the server cannot expire it sooner, even if
+ * its clock runs a little fast.
+ */
+int64_t
+lock_lease_end(const struct lock *l, int64_t sent)
+{
+	return sent + l->ttl - lock_drift(l->ttl);
+}
+
 /* Does the key have a Redis Cluster hash tag: a non-empty "{...}"? */
 static int
 has_hash_tag(const char *k, size_t n)
@@ -206,10 +217,8 @@ lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
 	/* One server: its answer is needed, give it time.  Several: a
 	 * server that does not answer quickly is passed over (Redlock
 	 * wants the timeout small against the TTL). */
-	if (n == 1)
-		l->op_timeout = ttl / 10 < 50 ? 50 : ttl / 10 > 2000 ? 2000 : ttl / 10;
-	else
-		l->op_timeout = ttl / 20 < 100 ? 100 : ttl / 20 > 1000 ? 1000 : ttl / 20;
+	l->op_timeout = n == 1 ? clock_clamp(ttl / 10, 50, 2000) :
+	    clock_clamp(ttl / 20, 100, 1000);
 	l->busy_pttl = -1;
 	if ((l->key = malloc(pl + nl + 1)) == NULL)
 		return -1;
@@ -491,7 +500,7 @@ lock_try(struct lock *l, int intr_fd)
 	else if (reentrant >= l->quorum)
 		return LOCK_REENTRANT;
 	else if (granted >= l->quorum &&
-	    l->ttl - (l->granted_at - l->sent_at) - lock_drift(l->ttl) > 0) {
+	    lock_lease_end(l, l->sent_at) > l->granted_at) {
 		/* Counters that move together (the usual case: the same
 		 * servers grant every time) need no bump. */
 		if (at_max >= l->quorum || fence_bump(l) >= l->quorum)

@@ -64,6 +64,7 @@ int lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
     const char *name, int64_t ttl);
 void lock_free(struct lock *l);
 int64_t lock_drift(int64_t ttl);
+int64_t lock_lease_end(const struct lock *l, int64_t sent);
 enum lock_result lock_try(struct lock *l, int intr_fd);
 enum lock_result lock_acquire(struct lock *l, int64_t wait, int intr_fd);
 int lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],

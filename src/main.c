@@ -249,8 +249,7 @@ guard_start(struct run *r)
 	}
 	r->guard_fd = r->held && c->on_lost != ON_LOST_IGNORE ?
 	    r->child.guard_fd : -1;
-	child_guard_lease(r->guard_fd, r->lock->sent_at + c->ttl -
-	    lock_drift(c->ttl));
+	child_guard_lease(r->guard_fd, lock_lease_end(r->lock, r->lock->sent_at));
 }
 
 /*
@@ -284,7 +283,7 @@ check_deadlines(struct run *r)
 				    strerror(errno));
 		}
 		kill_at = (r->renew != NULL ? renew_lease_end(r->renew) :
-		    r->lock->sent_at + c->ttl - lock_drift(c->ttl)) -
+		    lock_lease_end(r->lock, r->lock->sent_at)) -
 		    config_safety(c->ttl);
 		term_at = kill_at - config_kill_after(c);
 		why[0] = '\0';

@@ -64,8 +64,8 @@ renew_main(void *arg)
 
 	/* Per-command timeout: short against the interval, so that several
 	 * retries fit before main has to stop the command. */
-	timeout = l->ttl / 10 < 20 ? 20 : l->ttl / 10 > 2000 ? 2000 : l->ttl / 10;
-	retry = l->ttl / 30 < 10 ? 10 : l->ttl / 30 > 500 ? 500 : l->ttl / 30;
+	timeout = clock_clamp(l->ttl / 10, 20, 2000);
+	retry = clock_clamp(l->ttl / 30, 10, 500);
 	pthread_mutex_lock(&r->mu);
 	next = r->sent + every;
 	pthread_mutex_unlock(&r->mu);
@@ -80,8 +80,7 @@ renew_main(void *arg)
 			pthread_mutex_lock(&r->mu);
 			r->sent = sent;
 			pthread_mutex_unlock(&r->mu);
-			child_guard_lease(r->guard_fd,
-			    sent + l->ttl - lock_drift(l->ttl));
+			child_guard_lease(r->guard_fd, lock_lease_end(l, sent));
 			if (failing)
 				log_info("renewed lock again");
 			failing = 0;
@@ -162,7 +161,7 @@ renew_start(const struct lock *l, int notify_fd, int guard_fd)
 	return r;
 }
 
-/* When the lease ends for sure: last confirmed send + ttl - drift. */
+/* When the lease ends for sure, from the last confirmed send. */
 int64_t
 renew_lease_end(struct renew *r)
 {
@@ -171,7 +170,7 @@ renew_lease_end(struct renew *r)
 	pthread_mutex_lock(&r->mu);
 	sent = r->sent;
 	pthread_mutex_unlock(&r->mu);
-	return sent + r->lock->ttl - lock_drift(r->lock->ttl);
+	return lock_lease_end(r->lock, sent);
 }
 
 /* Has a renewal found the lock gone?  Copies the last failure's reason. */
