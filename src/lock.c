@@ -398,6 +398,37 @@ fence_bump(struct lock *l)
 	return ok;
 }
 
+/*
+ * The next blank-separated word of *p (REDLOCK_HELD's tokens) with its
+ * length in *w, advancing *p; NULL at the end or when *p is NULL.
+ */
+static const char *
+held_word(const char **p, size_t *w)
+{
+	const char *s;
+
+	if (*p == NULL)
+		return NULL;
+	s = *p + strspn(*p, " ");
+	if (*s == '\0')
+		return NULL;
+	*w = strcspn(s, " ");
+	*p = s + *w;
+	return s;
+}
+
+/* Is token one of the tokens in l->held (inherited from REDLOCK_HELD)? */
+int
+lock_held_by_parent(const struct lock *l, const char *token)
+{
+	size_t n = strlen(token), w;
+
+	for (const char *p = l->held, *t; (t = held_word(&p, &w)) != NULL;)
+		if (w == n && memcmp(t, token, n) == 0)
+			return 1;
+	return 0;
+}
+
 /* Release our token everywhere after a failed or interrupted attempt,
  * keeping the reason the attempt failed. */
 static void
@@ -426,6 +457,7 @@ lock_try(struct lock *l, int intr_fd)
 	struct args a = { 0 };
 	int granted = 0, reentrant = 0, busy = 0, at_max = 0, rc;
 	char pid[24], start[24];
+	size_t w;
 	uuid_t u;
 	enum lock_result res;
 
@@ -442,16 +474,9 @@ lock_try(struct lock *l, int intr_fd)
 	arg_str(&a, l->meta.user);
 	arg_str(&a, l->meta.cmd);
 	arg_str(&a, start);
-	if (l->held != NULL) {
-		/* Tokens are fixed-length words separated by blanks. */
-		for (const char *p = l->held; *p != '\0';) {
-			size_t w = strcspn(p, " ");
-			if (w == LOCK_TOKEN_LEN)
-				arg(&a, p, w);
-			p += w;
-			p += strspn(p, " ");
-		}
-	}
+	for (const char *p = l->held, *t; (t = held_word(&p, &w)) != NULL;)
+		if (w == LOCK_TOKEN_LEN)
+			arg(&a, t, w);
 	req_all(r, l->n, &a);
 	l->err[0] = '\0';
 	l->busy_pttl = -1;
@@ -666,24 +691,17 @@ lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],
     int64_t deadline, int *lost, char *why, size_t whylen)
 {
 	struct conn_req r[l->n];
-	const char *argv[l->n][8];
-	size_t len[l->n][8];
-	char ttl[24], nk[] = "2";
+	struct args a[l->n];	/* one a server: the run ids differ */
 	int ok = 0, gone = 0;
 
-	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
 	for (int i = 0; i < l->n; i++) {
-		const char *v[8] = { "EVAL", renew_lua, nk, l->key, l->meta_key,
-		    l->token, ttl, run_id[i] };
-		for (int j = 0; j < 8; j++) {
-			argv[i][j] = v[j];
-			len[i][j] = strlen(v[j]);
-		}
-		len[i][3] = l->keylen;
-		len[i][4] = l->meta_keylen;
-		r[i].argc = 8;
-		r[i].argv = argv[i];
-		r[i].argvlen = len[i];
+		a[i].argc = a[i].nums = 0;
+		arg_eval(&a[i], renew_lua, l, 2, l->meta_key, l->meta_keylen,
+		    NULL, 0);
+		arg(&a[i], l->token, LOCK_TOKEN_LEN);
+		arg_num(&a[i], l->ttl);
+		arg_str(&a[i], run_id[i]);
+		req_all(&r[i], 1, &a[i]);
 	}
 	conn_exec_until(conns, r, l->n, deadline, -1, quorum_settled, NULL);
 	why[0] = '\0';
@@ -720,7 +738,7 @@ lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],
  * the lock.
  */
 static int
-token_op(struct lock *l, const char *script, const char *token,
+token_once(struct lock *l, const char *script, const char *token,
     long long arg1, int *others, char *retry)
 {
 	struct conn_req r[l->n];
@@ -759,23 +777,34 @@ token_op(struct lock *l, const char *script, const char *token,
 }
 
 /*
- * Release token's hold, or with keep_ms > 0 leave it to expire then.
- * Returns the number of servers where the token held the lock; one
- * retry reconnects servers that failed.
+ * token_once() on every server, then once more on the servers that
+ * failed at once (a connection they had closed), unless l->brief.
  */
-int
-lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
+static int
+token_op(struct lock *l, const char *script, const char *token,
+    long long arg1, int *others)
 {
 	char retry[l->n];
 	int ok, again = 0;
 
 	memset(retry, 1, sizeof(retry));
-	ok = token_op(l, release_lua, token, keep_ms, others, retry);
+	ok = token_once(l, script, token, arg1, others, retry);
 	if (memchr(retry, 1, sizeof(retry)) != NULL && !l->brief) {
-		ok += token_op(l, release_lua, token, keep_ms, &again, retry);
+		ok += token_once(l, script, token, arg1, &again, retry);
 		*others += again;
 	}
 	return ok;
+}
+
+/*
+ * Release token's hold, or with keep_ms > 0 leave it to expire then.
+ * Returns the number of servers where the token held the lock; *others
+ * counts those where another token holds it.
+ */
+int
+lock_release(struct lock *l, const char *token, int64_t keep_ms, int *others)
+{
+	return token_op(l, release_lua, token, keep_ms, others);
 }
 
 /*
@@ -813,16 +842,7 @@ lock_forget_fence(struct lock *l)
 int
 lock_extend(struct lock *l, const char *token, int *others)
 {
-	char retry[l->n];
-	int ok, again = 0;
-
-	memset(retry, 1, sizeof(retry));
-	ok = token_op(l, extend_lua, token, l->ttl, others, retry);
-	if (memchr(retry, 1, sizeof(retry)) != NULL) {
-		ok += token_op(l, extend_lua, token, l->ttl, &again, retry);
-		*others += again;
-	}
-	return ok;
+	return token_op(l, extend_lua, token, l->ttl, others);
 }
 
 static void

@@ -74,5 +74,6 @@ int lock_release(struct lock *l, const char *token, int64_t keep_ms,
 int lock_extend(struct lock *l, const char *token, int *others);
 int lock_inspect(struct lock *l, struct lock_view *v, int remove);
 int lock_forget_fence(struct lock *l);
+int lock_held_by_parent(const struct lock *l, const char *token);
 
 #endif

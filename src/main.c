@@ -101,7 +101,7 @@ struct run {
  * Who we run as, for the metadata (for people, not for security):
  * $USER, which costs nothing, else the password database, else the uid.
  */
-void
+static void
 meta_user(char *buf, size_t len)
 {
 	const char *user = getenv("USER");
@@ -115,8 +115,9 @@ meta_user(char *buf, size_t len)
 		snprintf(buf, len, "%ld", (long)geteuid());
 }
 
-/* Fill the holder metadata recorded beside the lock. */
-static void
+/* Fill the holder metadata recorded beside the lock; the command is
+ * -c's STRING or COMMAND's words, empty for the verbs. */
+void
 meta_fill(struct lock_meta *m, const struct config *c, long pid)
 {
 	size_t n = 0;
@@ -184,7 +185,7 @@ child_env(const struct lock *l)
 	env[n++] = p;
 	p += sprintf(p, "REDLOCK_FENCE=%lld", l->fence) + 1;
 	env[n++] = p;
-	if (strstr(held, l->token) != NULL)
+	if (lock_held_by_parent(l, l->token))
 		sprintf(p, "REDLOCK_HELD=%s", held);
 	else
 		sprintf(p, "REDLOCK_HELD=%s%s%s", held, *held ? " " : "", l->token);

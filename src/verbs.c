@@ -129,13 +129,8 @@ verb_acquire(const struct config *c, struct lock *l)
 	enum lock_result res;
 
 	/* The holder is the shell (or script) that ran us. */
-	memset(&l->meta, 0, sizeof(l->meta));
-	if (gethostname(l->meta.host, sizeof(l->meta.host) - 1) != 0)
-		snprintf(l->meta.host, sizeof(l->meta.host), "unknown");
-	l->meta.pid = (long)getppid();
-	meta_user(l->meta.user, sizeof(l->meta.user));
+	meta_fill(&l->meta, c, (long)getppid());
 	snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
-	l->meta.start_ms = clock_wall_ms();
 	res = lock_acquire(l, c->wait, child_signal_fd());
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return main_not_acquired(c, l, res);
@@ -176,22 +171,6 @@ say_holder(const struct config *c, struct lock *l, const char *verb)
 	    "it is held by another token" : "it is not held");
 }
 
-/* Is token one of the blank-separated words of held? */
-static int
-inherited(const char *held, const char *token)
-{
-	size_t n = strlen(token);
-
-	for (const char *p = held; p != NULL && *p != '\0';) {
-		size_t w = strcspn(p, " ");
-		if (w == n && memcmp(p, token, n) == 0)
-			return 1;
-		p += w;
-		p += strspn(p, " ");
-	}
-	return 0;
-}
-
 /* release and extend: act only if TOKEN holds the lock. */
 static int
 verb_token(const struct config *c, struct lock *l, int extend)
@@ -200,7 +179,7 @@ verb_token(const struct config *c, struct lock *l, int extend)
 
 	/* A token inherited from an enclosing redlock (re-entrance) is that
 	 * redlock's to release, when its command is done. */
-	if (!extend && inherited(l->held, c->token)) {
+	if (!extend && lock_held_by_parent(l, c->token)) {
 		log_info("lock '%s' is held by an enclosing redlock, which will "
 		    "release it", c->name);
 		return 0;

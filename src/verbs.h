@@ -6,7 +6,7 @@
 #include "lock.h"
 
 int verbs_run(const struct config *c, struct lock *l);
-void meta_user(char *buf, size_t len);
+void meta_fill(struct lock_meta *m, const struct config *c, long pid);
 int main_not_acquired(const struct config *c, const struct lock *l,
     enum lock_result res);
 
