@@ -6,14 +6,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+one_server_lifecycle
 
 # connections_received: total connections the server accepted so far
 # (this query's own connection included).

@@ -5,14 +5,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+one_server_lifecycle
 
 # Under a slow wrapper (valgrind) the default workload would take ages.
 if [[ -n ${REDLOCK_WRAPPER:-} ]]; then

@@ -499,6 +499,21 @@ common_teardown() {
 	_kill_bg_jobs
 }
 
+# one_server_lifecycle: define the usual setup_file/teardown_file/setup/
+# teardown: one private server "main" for the file, a clean keyspace and
+# no leftover jobs for each test.  Call it right after `load helpers`;
+# a file that needs more defines its own functions instead.
+one_server_lifecycle() {
+	setup_file() {
+		common_setup_file
+		start_redis main
+		use_redis main
+	}
+	teardown_file() { common_teardown_file; }
+	setup() { common_setup "$@"; }
+	teardown() { common_teardown; }
+}
+
 # --- assertions --------------------------------------------------------------------
 
 # assert_usage_error: after `run --separate-stderr`: status 64, nothing on

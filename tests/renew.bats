@@ -7,14 +7,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+one_server_lifecycle
 
 # start_victim TAG [REDLOCK-OPTION...] NAME: a background holder whose
 # command (pid in TAG.child) traps SIGTERM (writes TAG.term, exits 0),

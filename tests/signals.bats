@@ -6,14 +6,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+one_server_lifecycle
 
 # start_trapper TAG SIG NAME: a background holder whose command traps SIG,
 # writes the signal's name to TAG.got and exits 7.
