@@ -502,7 +502,9 @@ common_teardown() {
 # one_server_lifecycle: define the usual setup_file/teardown_file/setup/
 # teardown: one private server "main" for the file, a clean keyspace and
 # no leftover jobs for each test.  Call it right after `load helpers`;
-# a file that needs more defines its own functions instead.
+# a file that needs more defines its own functions instead.  (bats calls
+# the functions defined here, which shellcheck cannot see.)
+# shellcheck disable=SC2317
 one_server_lifecycle() {
 	setup_file() {
 		common_setup_file
