@@ -28,10 +28,10 @@ else
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
-SRCS = src/main.c src/config.c src/url.c src/conn.c src/lock.c src/renew.c \
+SRCS = src/main.c src/config.c src/url.c src/conn.c src/lock.c src/renew.c src/lease.c \
 	src/child.c src/clock.c src/log.c src/verbs.c
 OBJS = $(SRCS:.c=.o)
-UNIT_OBJS = src/url.o src/clock.o
+UNIT_OBJS = src/url.o src/clock.o src/lease.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.

@@ -11,13 +11,12 @@
 #include <string.h>
 
 #include "clock.h"
-#include "lock.h"
+#include "lease.h"
 #include "log.h"
 
 #define DEFAULT_URL "redis://127.0.0.1:6379"
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
-#define MIN_TTL 100
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
@@ -95,7 +94,7 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 	case 't':
 		if (duration_opt(p, "--ttl", arg, &c->ttl) != CONFIG_OK)
 			return CONFIG_USAGE;
-		if (c->ttl < MIN_TTL)
+		if (c->ttl < LEASE_MIN_TTL)
 			return bad(p, "--ttl must be at least 100ms, not '%s'", arg);
 		return CONFIG_OK;
 	case 'n':
@@ -293,10 +292,10 @@ check_name(struct parse *p, const char *name)
 
 	if (n == 0)
 		return bad(p, "%s", "the lock NAME is empty");
-	if (n > LOCK_NAME_MAX) {
+	if (n > CONFIG_NAME_MAX) {
 		char what[64];
 		snprintf(what, sizeof(what), "%zu bytes, at most %d", n,
-		    LOCK_NAME_MAX);
+		    CONFIG_NAME_MAX);
 		return bad(p, "the lock NAME is too long (%s)", what);
 	}
 	return CONFIG_OK;
@@ -360,27 +359,17 @@ verb_operands(struct config *c, struct parse *p, const char **ops, int n)
 	return check_name(p, c->name);
 }
 
-/* Default --kill-after: a tenth of the TTL, at most 10 s. */
+/* The grace between SIGTERM and SIGKILL, given or derived from the TTL. */
 int64_t
 config_kill_after(const struct config *c)
 {
-	if (c->kill_after >= 0)
-		return c->kill_after;
-	return clock_clamp(c->ttl / 10, 0, 10000);
-}
-
-/* Time kept between SIGKILL and the lease's end, for the kernel to reap. */
-int64_t
-config_safety(int64_t ttl)
-{
-	return ttl / 50 + 5;
+	return lease_kill_after(c->ttl, c->kill_after);
 }
 
 static int
 check_run(struct config *c, struct parse *p)
 {
-	int64_t room = c->ttl - c->ttl / 3 - lock_drift(c->ttl) -
-	    config_safety(c->ttl);
+	int64_t room = lease_kill_room(c->ttl);
 
 	if (config_kill_after(c) >= room) {
 		char ka[32], r[32], what[128];

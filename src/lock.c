@@ -25,6 +25,7 @@
 #include <uuid/uuid.h>
 
 #include "clock.h"
+#include "lease.h"
 
 /*
  * Take the lock if it is free; a fencing counter missing (new name, or
@@ -140,22 +141,12 @@ static const char inspect_lua[] =
     "end\n"
     "return r\n";
 
-/* The clock drift allowance of the Redlock algorithm. */
-int64_t
-lock_drift(int64_t ttl)
-{
-	return ttl / 100 + 2;
-}
-
-/*
- * Until when the lock is surely ours after a grant or renewal sent at
- * clock_ms() value sent: the server cannot expire it sooner, even if
- * its clock runs a little fast.
- */
+/* Until when the lock is surely ours after a grant or renewal sent at
+ * clock_ms() value sent. */
 int64_t
 lock_lease_end(const struct lock *l, int64_t sent)
 {
-	return sent + l->ttl - lock_drift(l->ttl);
+	return lease_end(sent, l->ttl);
 }
 
 /* Does the key have a Redis Cluster hash tag: a non-empty "{...}"? */

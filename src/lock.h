@@ -8,7 +8,6 @@
 #include "conn.h"
 
 #define LOCK_TOKEN_LEN 36
-#define LOCK_NAME_MAX 4096
 
 enum lock_result {
 	LOCK_HELD,		/* granted by a quorum with validity left */
@@ -63,7 +62,6 @@ struct lock_view {
 int lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
     const char *name, int64_t ttl);
 void lock_free(struct lock *l);
-int64_t lock_drift(int64_t ttl);
 int64_t lock_lease_end(const struct lock *l, int64_t sent);
 enum lock_result lock_try(struct lock *l, int intr_fd);
 enum lock_result lock_acquire(struct lock *l, int64_t wait, int intr_fd);

@@ -24,6 +24,7 @@
 #include "child.h"
 #include "clock.h"
 #include "config.h"
+#include "lease.h"
 #include "lock.h"
 #include "log.h"
 #include "renew.h"
@@ -244,7 +245,7 @@ guard_start(struct run *r)
 	const struct config *c = r->cfg;
 
 	r->guard_at = 0;
-	if (child_guard_start(&r->child, config_safety(c->ttl)) < 0) {
+	if (child_guard_start(&r->child, lease_safety(c->ttl)) < 0) {
 		log_error("cannot start the guard process: %s", strerror(errno));
 		return;
 	}
@@ -285,7 +286,7 @@ check_deadlines(struct run *r)
 		}
 		kill_at = (r->renew != NULL ? renew_lease_end(r->renew) :
 		    lock_lease_end(r->lock, r->lock->sent_at)) -
-		    config_safety(c->ttl);
+		    lease_safety(c->ttl);
 		term_at = kill_at - config_kill_after(c);
 		why[0] = '\0';
 		if (r->renew_at > 0 && r->renew_at < next)
