@@ -1,114 +1,53 @@
 /*
- * child.c - running the command: signal plumbing, fork/exec, reaping.
+ * child.c - running the command: fork/exec, its process tree, reaping,
+ * and the terminal.
  *
- * Signal handlers only write the signal number to a self-pipe; the main
- * loop polls its read end along with everything else (the renewal
- * thread writes a 0 byte there to say "look at me").  Handlers are in
- * place before fork, so no signal is lost between fork and supervise.
- *
- * The command runs in its own process group so that a lost lock stops
- * the whole tree it started, background children included.  When
- * redlock runs in the foreground of a terminal the group is given the
- * terminal, so Ctrl-C and interactive programs behave as without us.
+ * The command runs in a process group of its own; when redlock runs in
+ * the foreground of a terminal the group is given the terminal, so
+ * Ctrl-C, Ctrl-Z and interactive programs reach it as without us.
+ * Stopping the command stops its whole tree (tree.c), also the
+ * processes that left the group.
  */
 #include "child.h"
-
-#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int sigpipe_fd[2] = { -1, -1 };
+#include "exit.h"
+#include "sig.h"
+#include "tree.h"
 
-static const int forwarded[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
-};
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char b = (unsigned char)sig;
-
-	(void)!write(sigpipe_fd[1], &b, 1);
-	errno = saved;
-}
+/* How many rounds of SIGKILL a tree that keeps forking gets. */
+#define CHILD_KILL_ROUNDS 8
 
 /*
- * Create the self-pipe and install the handlers; SIGPIPE is ignored
- * (a server closing its socket must be an error, not our death).
- * Returns 0, or -1 with errno set.
- */
-int
-child_signals_init(void)
-{
-	struct sigaction sa;
-
-	if (pipe2(sigpipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		if (sigaction(forwarded[i], &sa, NULL) < 0)
-			return -1;
-	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
-/* The descriptor that becomes readable when a signal or event arrived. */
-int
-child_signal_fd(void)
-{
-	return sigpipe_fd[0];
-}
-
-/* Where the renewal thread writes its 0 byte. */
-int
-child_notify_fd(void)
-{
-	return sigpipe_fd[1];
-}
-
-/* The next byte from the self-pipe: a signal number, 0 for an event
- * from the renewal thread, or -1 when there is none. */
-int
-child_next_signal(void)
-{
-	unsigned char b;
-
-	return read(sigpipe_fd[0], &b, 1) == 1 ? b : -1;
-}
-
-/*
- * In the child, between vfork and exec: undo what redlock set up.  Only
+ * In the child, between vfork and exec: a group of its own, the
+ * terminal if redlock had it, the caller's signal dispositions.  Only
  * system calls here: the child borrows the parent's memory and stack.
- * Signals stay blocked until their handlers are back to the default.
  */
 static void
 child_setup(const struct child *ch)
 {
-	sigset_t none;
-
 	setpgid(0, 0);
 	if (ch->foreground) {
 		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, getpid());
 	}
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		signal(forwarded[i], SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGTTOU, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	sig_child_defaults();
+}
+
+/* Is redlock in the foreground of the terminal on stdin? */
+static int
+in_foreground(void)
+{
+	return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
 /*
@@ -133,10 +72,9 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 		ch->exec_errno = errno;
 		return -1;
 	}
-	ch->foreground = isatty(STDIN_FILENO) &&
-	    tcgetpgrp(STDIN_FILENO) == getpgrp();
+	ch->foreground = in_foreground();
 	/* Orphans of the command's tree come to us, not to init, so that
-	 * we see when its background processes are gone. */
+	 * we can find and stop them, and see when they are gone. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -147,14 +85,14 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 	if (pid == 0) {
 		child_setup(ch); // NOLINT(clang-analyzer-unix.Vfork)
 		/* Nothing protects the command once redlock is gone; the
-		 * guard also stops the rest of its process group then. */
+		 * guard also stops the rest of its tree then. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
-			_exit(127);
+			_exit(EXIT_NOTFOUND);
 		execvpe(argv[0], argv, envp);
 		err = errno;
 		(void)!write(ep[1], &err, sizeof(err));
-		_exit(127);
+		_exit(EXIT_NOTFOUND);
 	}
 	if (pid < 0)
 		err = errno;
@@ -176,13 +114,14 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 		while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		ch->pid = 0;
-		child_restore_terminal(ch);
+		child_take_terminal(ch);
 		return -1;
 	}
 	return 0;
 }
 
-/* Send sig to the command's whole process group. */
+/* Send sig to the command's process group and to every process of its
+ * tree that left the group. */
 void
 child_signal(const struct child *ch, int sig)
 {
@@ -190,38 +129,84 @@ child_signal(const struct child *ch, int sig)
 		return;
 	if (kill(-ch->pid, sig) < 0 && errno == ESRCH)
 		kill(ch->pid, sig);
+	tree_signal(getpid(), ch->guard, sig);
+}
+
+/* SIGKILL the whole tree, again while it is still forking. */
+void
+child_kill_tree(const struct child *ch)
+{
+	if (ch->pid > 0)
+		kill(-ch->pid, SIGKILL);
+	for (int i = 0; i < CHILD_KILL_ROUNDS; i++)
+		if (tree_signal(getpid(), ch->guard, SIGKILL) <= 0)
+			break;
 }
 
 /*
- * Reap every child that ended: the command (then *status and *done are
- * set and 1 is returned), and the orphans of its tree, which the kernel
- * hands to redlock as their subreaper.  Returns 0 otherwise.
+ * Is any process of the command's tree left?  Its topmost living
+ * processes are our children (the command, or orphans handed to us as
+ * subreaper), so our list of children answers without a walk: empty
+ * but for the guard means the tree is gone.
  */
 int
-child_reap(struct child *ch, int *status, int *done)
+child_tree_alive(const struct child *ch)
 {
-	int st, got = 0;
+	char path[64], buf[4096];
+	siginfo_t si;
+	ssize_t n;
+	int fd;
+
+	if (ch->pid > 0 && (kill(-ch->pid, 0) == 0 || errno == EPERM))
+		return 1;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return 0;	/* ECHILD: no children at all */
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
+	    (long)getpid());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return tree_signal(getpid(), ch->guard, 0) > 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *p = buf, *end; *p != '\0'; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && pid != (long)ch->guard)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Reap every child that ended: the command (then *status is set and
+ * CHILD_EXITED returned), and the orphans of its tree, which the kernel
+ * hands to redlock as their subreaper.  A command stopped by job control
+ * is CHILD_STOPPED (*status says by what).  Else CHILD_NONE.
+ */
+enum child_event
+child_reap(struct child *ch, int *status)
+{
+	enum child_event ev = CHILD_NONE;
+	int st;
 	pid_t r;
 
-	while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
+	while ((r = waitpid(-1, &st, WNOHANG | WUNTRACED)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			break;
-		if (r == ch->pid) {
+		if (r == ch->pid && WIFSTOPPED(st)) {
 			*status = st;
-			*done = got = 1;
+			ev = CHILD_STOPPED;
+		} else if (r == ch->pid) {
+			*status = st;
+			return CHILD_EXITED;
 		} else if (r == ch->guard)
 			ch->guard = 0;
 	}
-	return got;
-}
-
-/* Is any process left in the command's process group? */
-int
-child_group_alive(const struct child *ch)
-{
-	return ch->pid > 0 && (kill(-ch->pid, 0) == 0 || errno == EPERM);
+	return ev;
 }
 
 /* The shell's convention: the exit code, or 128 + the signal. */
@@ -231,13 +216,13 @@ child_exit_status(int status)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 70;
+		return EXIT_SIGNAL_BASE + WTERMSIG(status);
+	return EXIT_INTERNAL;
 }
 
 /* Take the terminal back from the command's group. */
 void
-child_restore_terminal(const struct child *ch)
+child_take_terminal(const struct child *ch)
 {
 	if (ch->foreground) {
 		void (*old)(int) = signal(SIGTTOU, SIG_IGN);
@@ -246,103 +231,15 @@ child_restore_terminal(const struct child *ch)
 	}
 }
 
-/*
- * The guard: a small process forked from redlock that outlives it.  It
- * reads lease ends (int64_t clock_ms() values) from a pipe and SIGKILLs
- * the command's process group when one passes without a newer one, or
- * when the pipe reaches EOF without the stand-down message (redlock
- * died, even by SIGKILL).  So the command never outlives the lock
- * because redlock was killed or stopped.  A lease end of 0 stands down;
- * INT64_MAX means "no lease to enforce".
- */
-static void
-guard_main(int fd, pid_t pgid, int64_t margin)
-{
-	int64_t end = INT64_MAX, msg;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int null = open("/dev/null", O_RDWR);
-
-	/* Hold nothing of the caller's: not its terminal, its pipes (a
-	 * shell's $(...) would wait for them) or its Redis sockets. */
-	for (int i = 0; i < 3; i++)
-		if (null >= 0)
-			dup2(null, i);
-	if (fd != 3) {
-		dup2(fd, 3);
-		fd = p.fd = 3;
-	}
-	close_range(4, ~0U, 0);
-	/* Signals meant for redlock's process group are not for us. */
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		signal(forwarded[i], forwarded[i] == SIGCHLD ? SIG_DFL : SIG_IGN);
-	signal(SIGALRM, SIG_IGN);
-	signal(SIGTSTP, SIG_IGN);
-	for (;;) {
-		int64_t left = end == INT64_MAX ? -1 : end - margin - clock_ms();
-		ssize_t n;
-
-		if (end != INT64_MAX && left <= 0)
-			break;
-		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
-			continue;
-		n = read(fd, &msg, sizeof(msg));
-		if (n == (ssize_t)sizeof(msg) && msg == 0)
-			_exit(0);
-		if (n == (ssize_t)sizeof(msg))
-			end = msg;
-		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
-	}
-	kill(-pgid, SIGKILL);
-	_exit(0);
-}
-
-/*
- * Start the guard for the running command, killing it margin ms before
- * each lease end it is sent.  Call before any thread exists.  Returns
- * 0, or -1 (the run goes on unguarded, as with flock).
- */
-int
-child_guard_start(struct child *ch, int64_t margin)
-{
-	int gp[2];
-
-	ch->guard = 0;
-	ch->guard_fd = -1;
-	if (pipe2(gp, O_CLOEXEC) < 0)
-		return -1;
-	ch->guard = fork();
-	if (ch->guard < 0) {
-		close(gp[0]);
-		close(gp[1]);
-		ch->guard = 0;
-		return -1;
-	}
-	if (ch->guard == 0) {
-		close(gp[1]);
-		guard_main(gp[0], ch->pid, margin);
-	}
-	close(gp[0]);
-	ch->guard_fd = gp[1];
-	return 0;
-}
-
-/* Tell the guard a new lease end: see guard_main().  Async-safe. */
+/* Give the terminal to the command's group again if redlock has it
+ * (after fg, not after bg). */
 void
-child_guard_lease(int fd, int64_t end)
+child_give_terminal(struct child *ch)
 {
-	if (fd >= 0)
-		(void)!write(fd, &end, sizeof(end));
-}
-
-/* Stand the guard down.  It exits at once; init reaps it if we exit
- * first, so there is no need to wait for it here. */
-void
-child_guard_stop(struct child *ch)
-{
-	if (ch->guard_fd < 0)
-		return;
-	child_guard_lease(ch->guard_fd, 0);
-	close(ch->guard_fd);
-	ch->guard_fd = -1;
+	ch->foreground = in_foreground();
+	if (ch->foreground) {
+		void (*old)(int) = signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, ch->pid);
+		signal(SIGTTOU, old);
+	}
 }

@@ -1,4 +1,4 @@
-/* lock.h - the lock protocol over one or more independent servers */
+/* lock.h - one lock's operations over one or more independent servers */
 #ifndef REDLOCK_LOCK_H
 #define REDLOCK_LOCK_H
 
@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "proto.h"
 
 #define LOCK_TOKEN_LEN 36
 
@@ -17,7 +18,7 @@ enum lock_result {
 	LOCK_INTERRUPTED	/* a signal arrived (intr_fd readable) */
 };
 
-/* Who wrote the lock and when: stored beside it, expiring with it. */
+/* Who holds a lock and since when: stored beside it, expiring with it. */
 struct lock_meta {
 	char host[256];
 	long pid;
@@ -26,52 +27,43 @@ struct lock_meta {
 	int64_t start_ms;	/* wall clock */
 };
 
+/* What a lock is, and who we are when we hold it.  Set up once. */
 struct lock {
-	struct conn *conns;	/* main thread's connections, one a server */
+	struct conn *conns;	/* one a server; not owned */
 	int n, quorum;
-	char *key, *fence_key, *meta_key, *wake_key;
-	size_t keylen, fence_keylen, meta_keylen, wake_keylen;
+	struct keys k;
 	const char *name;
 	size_t namelen;
-	char token[LOCK_TOKEN_LEN + 1];
 	int64_t ttl;
 	int64_t op_timeout;	/* per-command deadline for one attempt */
-	int brief;		/* release and extend: one op_timeout try */
-	int slow;		/* the last attempt had a server time out */
-	long long fence;
-	char (*run_id)[48];	/* per server, as seen when granted */
-	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
-	int64_t granted_at;	/* clock_ms() when its replies were in */
-	int64_t busy_pttl;	/* after LOCK_BUSY: shortest TTL left, -1 none */
 	const char *held;	/* tokens inherited from REDLOCK_HELD, or NULL */
 	struct lock_meta meta;
-	char err[384];		/* after LOCK_UNAVAILABLE: why */
+	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
+	char token[LOCK_TOKEN_LEN + 1];
+	long long fence;
+	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
+	int64_t granted_at;	/* clock_ms() when its replies were in */
 };
 
-/* One server's view of a lock, for status, list and break. */
-struct lock_view {
-	int answered;
-	int held;
-	char token[72];		/* the value, as far as it fits */
-	long long pttl;		/* -1: no expiry */
-	int has_meta;
-	struct lock_meta meta;
-	long long fence;
+/* What became of one operation, beyond its return value. */
+struct lock_outcome {
+	int slow;		/* a server timed out */
+	int64_t busy_pttl;	/* after LOCK_BUSY: shortest TTL left, -1 none */
+	char err[384];		/* why servers failed, for the message */
 };
 
 int lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
     const char *name, int64_t ttl);
 void lock_free(struct lock *l);
 int64_t lock_lease_end(const struct lock *l, int64_t sent);
-enum lock_result lock_try(struct lock *l, int intr_fd);
-enum lock_result lock_acquire(struct lock *l, int64_t wait, int intr_fd);
-int lock_renew(const struct lock *l, struct conn *conns, char (*run_id)[48],
-    int64_t deadline, int *lost, char *why, size_t whylen);
+enum lock_result lock_try(struct lock *l, struct lock_outcome *o,
+    int intr_fd);
+enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
+int lock_renew(const struct lock *l, int64_t deadline, int *lost,
+    struct lock_outcome *o);
 int lock_release(struct lock *l, const char *token, int64_t keep_ms,
-    int *others);
-int lock_extend(struct lock *l, const char *token, int *others);
-int lock_inspect(struct lock *l, struct lock_view *v, int remove);
-int lock_forget_fence(struct lock *l);
-int lock_held_by_parent(const struct lock *l, const char *token);
+    int brief, int *others, struct lock_outcome *o);
+int lock_extend(struct lock *l, const char *token, int *others,
+    struct lock_outcome *o);
 
 #endif

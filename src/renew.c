@@ -1,9 +1,10 @@
 /*
- * renew.c - the renewal thread.  It has its own connections (hiredis
- * contexts are not shared between threads) and extends the lease every
- * ttl/3.  It never decides anything about the command: it publishes
- * when the last successful renewal was sent, and whether the lock is
- * definitely lost, and main acts on that.
+ * renew.c - the renewal thread.  While the command runs it owns the
+ * lock's connections (one a server: a holder never needs a second
+ * connection, so a server near maxclients cannot take a running lock
+ * away), and extends the lease every ttl/3.  It never decides anything
+ * about the command: it publishes when the last successful renewal was
+ * sent, and whether the lock is definitely lost, and main acts on that.
  *
  * The lease is provably ours until the send time of the last renewal a
  * quorum confirmed, plus ttl, minus drift; a late reply never moves it
@@ -22,22 +23,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "child.h"
 #include "clock.h"
+#include "guard.h"
+#include "lease.h"
 #include "log.h"
+#include "sig.h"
 
 struct renew {
 	const struct lock *lock;
-	struct conn *conns;
-	char (*run_id)[48];	/* per server, from the last renewal */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	int stop_fd[2];		/* main writes to [1] to stop the thread */
-	int notify_fd;		/* main's self-pipe: a 0 byte on loss */
+	int notify_fd;		/* main's self-pipe: SIG_EVENT on loss */
 	int guard_fd;		/* the guard's pipe, or -1 */
 	int64_t sent;		/* guarded by mu */
 	int lost;		/* guarded by mu */
-	char why[256];		/* guarded by mu */
+	char why[384];		/* guarded by mu */
 };
 
 /* Sleep until clock_ms() reaches t or main asks us to stop (returns 1). */
@@ -54,12 +55,26 @@ sleep_until(struct renew *r, int64_t t)
 	}
 }
 
+/* Publish a failure: the reason, and whether the lock is gone. */
+static void
+renew_failed(struct renew *r, int lost, const char *why)
+{
+	pthread_mutex_lock(&r->mu);
+	r->lost = lost;
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	pthread_mutex_unlock(&r->mu);
+	if (lost) {
+		unsigned char event = SIG_EVENT;
+		(void)!write(r->notify_fd, &event, 1);
+	}
+}
+
 static void *
 renew_main(void *arg)
 {
 	struct renew *r = arg;
 	const struct lock *l = r->lock;
-	int64_t every = l->ttl / 3, next, timeout, retry;
+	int64_t every = lease_renew_every(l->ttl), next, timeout, retry;
 	int failing = 0;
 
 	/* Per-command timeout: short against the interval, so that several
@@ -70,55 +85,42 @@ renew_main(void *arg)
 	next = r->sent + every;
 	pthread_mutex_unlock(&r->mu);
 	while (!sleep_until(r, next)) {
-		char why[256];
+		struct lock_outcome o = { 0 };
 		int64_t sent = clock_ms();
-		int lost, ok;
+		int lost, ok = lock_renew(l, sent + timeout, &lost, &o);
 
-		ok = lock_renew(l, r->conns, r->run_id, sent + timeout, &lost, why,
-		    sizeof(why));
 		if (ok >= l->quorum) {
 			pthread_mutex_lock(&r->mu);
 			r->sent = sent;
 			pthread_mutex_unlock(&r->mu);
-			child_guard_lease(r->guard_fd, lock_lease_end(l, sent));
+			guard_lease(r->guard_fd, lock_lease_end(l, sent));
 			if (failing)
 				log_info("renewed lock again");
 			failing = 0;
 			next = sent + every;
 			continue;
 		}
-		if (lost) {
-			unsigned char zero = 0;
-			pthread_mutex_lock(&r->mu);
-			r->lost = 1;
-			snprintf(r->why, sizeof(r->why), "%s", why);
-			pthread_mutex_unlock(&r->mu);
-			(void)!write(r->notify_fd, &zero, 1);
+		renew_failed(r, lost, o.err);
+		if (lost)
 			break;
-		}
-		if (failing == 1)
-			log_error("cannot renew the lock (retrying): %s", why);
-		failing++;
-		pthread_mutex_lock(&r->mu);
-		snprintf(r->why, sizeof(r->why), "%s", why);
-		pthread_mutex_unlock(&r->mu);
+		if (failing++ == 1)
+			log_error("cannot renew the lock (retrying): %s", o.err);
 		/* The first retry is immediate: a connection the server closed
 		 * while idle (timeout, CLIENT KILL) just needs reopening. */
 		next = clock_ms() + (failing > 1 ? retry + clock_jitter(retry / 4) : 0);
 	}
-	for (int i = 0; i < l->n; i++)
-		conn_close(&r->conns[i]);
 	return NULL;
 }
 
 /*
- * Start renewing l, whose grant was sent at l->sent_at, telling each new
- * lease end to the guard on guard_fd (-1: none).  The thread
- * blocks every signal, so that handlers run in the main thread.
- * Returns NULL on failure (errno set).
+ * Start renewing l, whose last grant or renewal was sent at `sent`,
+ * telling each new lease end to the guard on guard_fd (-1: none).  The
+ * thread uses l's connections until renew_stop(); it blocks every
+ * signal, so that handlers run in the main thread.  Returns NULL on
+ * failure (errno set).
  */
 struct renew *
-renew_start(const struct lock *l, int notify_fd, int guard_fd)
+renew_start(const struct lock *l, int64_t sent, int notify_fd, int guard_fd)
 {
 	struct renew *r = calloc(1, sizeof(*r));
 	sigset_t all, old;
@@ -129,19 +131,10 @@ renew_start(const struct lock *l, int notify_fd, int guard_fd)
 	r->lock = l;
 	r->notify_fd = notify_fd;
 	r->guard_fd = guard_fd;
-	r->sent = l->sent_at;
-	r->conns = calloc((size_t)l->n, sizeof(*r->conns));
-	r->run_id = calloc((size_t)l->n, sizeof(*r->run_id));
-	if (r->conns == NULL || r->run_id == NULL ||
-	    pipe2(r->stop_fd, O_CLOEXEC) < 0) {
-		free(r->run_id);
-		free(r->conns);
+	r->sent = sent;
+	if (pipe2(r->stop_fd, O_CLOEXEC) < 0) {
 		free(r);
 		return NULL;
-	}
-	for (int i = 0; i < l->n; i++) {
-		conn_init(&r->conns[i], l->conns[i].url, l->conns[i].password);
-		memcpy(r->run_id[i], l->run_id[i], sizeof(r->run_id[i]));
 	}
 	pthread_mutex_init(&r->mu, NULL);
 	sigfillset(&all);
@@ -152,8 +145,6 @@ renew_start(const struct lock *l, int notify_fd, int guard_fd)
 		close(r->stop_fd[0]);
 		close(r->stop_fd[1]);
 		pthread_mutex_destroy(&r->mu);
-		free(r->run_id);
-		free(r->conns);
 		free(r);
 		errno = rc;
 		return NULL;
@@ -186,18 +177,22 @@ renew_lost(struct renew *r, char *why, size_t len)
 	return lost;
 }
 
-/* Stop the thread, wait for it, and free everything. */
-void
+/* Stop the thread, wait for it, and free everything; the connections
+ * are the caller's again.  Returns when the last confirmed renewal was
+ * sent (0 for NULL). */
+int64_t
 renew_stop(struct renew *r)
 {
+	int64_t sent;
+
 	if (r == NULL)
-		return;
+		return 0;
 	(void)!write(r->stop_fd[1], "", 1);
 	pthread_join(r->thread, NULL);
+	sent = r->sent;
 	close(r->stop_fd[0]);
 	close(r->stop_fd[1]);
 	pthread_mutex_destroy(&r->mu);
-	free(r->run_id);
-	free(r->conns);
 	free(r);
+	return sent;
 }

@@ -129,32 +129,30 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert pid_dead "$(cat "$BATS_TEST_TMPDIR/h.gchild")"
 }
 
-@test "a server restarted with its data (same key, new run id) also counts as lost" {
-	start_guarded h -t 9s job
-	local tok r0 t1 dir
+@test "a server restarted with its data (same key, new run id) does not by itself lose the lock" {
+	start_guarded h -t 1500ms job
+	local tok dir
 	tok=$(cat "$BATS_TEST_TMPDIR/h.token")
 	dir=$(dirname "$(redis_sock main)")
 	assert_equal "$(rcli SAVE)" OK
-	r0=$(now_ms)
 	restart_server main
 	rm -f "$dir/dump.rdb"
-	# The key came back with its token: only the run id tells.
+	# The key came back with its token: renewals find it and go on.
 	assert key_is redlock:job "$tok"
-	bg_wait h 20
-	t1=$(now_ms)
-	assert_equal "$BG_STATUS" 75
-	(((t1 - r0) < $(scale_ms 4500))) ||
-		fail "redlock exited $((t1 - r0)) ms after the restart began: not at once"
+	assert stays_false -t 2 key_is_not redlock:job "$tok"
+	release_guarded h
+	assert_equal "$BG_STATUS" 0
+	assert key_absent redlock:job
 }
 
 @test "CLIENT KILL TYPE normal once: redlock reconnects, keeps the lock with the same token and exits 0" {
 	start_guarded h -t 1s job
 	local tok n
 	tok=$(cat "$BATS_TEST_TMPDIR/h.token")
-	# Both of redlock's connections (main and renewal) are open.
-	wait_until -t 5 eval '(($(redlock_conns main) >= 2))'
+	# The one connection, which the renewal thread took over, is open.
+	wait_until -t 5 eval '(($(redlock_conns main) >= 1))'
 	n=$(rcli CLIENT KILL TYPE normal)
-	assert [ "$n" -ge 2 ]
+	assert [ "$n" -ge 1 ]
 	# Two TTLs later it is still ours: the renewals went on.
 	assert stays_false -t 2 key_is_not redlock:job "$tok"
 	release_guarded h

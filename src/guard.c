@@ -1,0 +1,157 @@
+/*
+ * guard.c - a small process forked from redlock that outlives it.  It
+ * reads lease ends (int64_t clock_ms() values) from a pipe and SIGKILLs
+ * the command's whole tree when one passes without a newer one, or
+ * when the pipe reaches EOF without the stand-down message (redlock
+ * died, even by SIGKILL).  So the command never outlives the lock
+ * because redlock was killed or stopped.  A lease end of 0 stands down;
+ * GUARD_NO_LEASE means "no lease to enforce".
+ */
+#include "guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "tree.h"
+
+/* How many rounds of SIGKILL a tree that keeps forking gets. */
+#define GUARD_KILL_ROUNDS 8
+
+/* Kill the command's tree: its group, its descendants, and, since
+ * redlock may be gone and the parent links with it, every process that
+ * carries our token. */
+static void
+guard_kill(pid_t command, const char *mark)
+{
+	kill(-command, SIGKILL);
+	for (int i = 0; i < GUARD_KILL_ROUNDS; i++) {
+		int n = tree_signal(command, 0, SIGKILL);
+		int m = mark[0] != '\0' ? tree_signal_marked(mark, SIGKILL) : 0;
+
+		kill(command, SIGKILL);
+		if (n <= 0 && m <= 0)
+			break;
+	}
+}
+
+/* Hold nothing of the caller's: not its terminal, its pipes (a shell's
+ * $(...) would wait for them) or its Redis sockets; fd becomes 3. */
+static int
+guard_detach(int fd)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	for (int i = 0; i < 3; i++)
+		if (null >= 0)
+			dup2(null, i);
+	if (fd != 3) {
+		dup2(fd, 3);
+		fd = 3;
+	}
+	close_range(4, ~0U, 0);
+	/* Signals meant for redlock's process group are not for us. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, SIG_IGN);
+	signal(SIGALRM, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	return fd;
+}
+
+static void
+guard_main(int fd, pid_t command, const char *mark, int64_t margin)
+{
+	int64_t end = GUARD_NO_LEASE, msg;
+	struct pollfd p = { .events = POLLIN };
+
+	p.fd = fd = guard_detach(fd);
+	for (;;) {
+		int64_t left = end == GUARD_NO_LEASE ? -1 :
+		    end - margin - clock_ms();
+		ssize_t n;
+
+		if (end != GUARD_NO_LEASE && left <= 0)
+			break;
+		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
+			continue;
+		n = read(fd, &msg, sizeof(msg));
+		if (n == (ssize_t)sizeof(msg) && msg == 0)
+			_exit(0);
+		if (n == (ssize_t)sizeof(msg))
+			end = msg;
+		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
+	guard_kill(command, mark);
+	_exit(0);
+}
+
+/*
+ * Start the guard for the running command, killing it margin ms before
+ * each lease end it is sent; token (or NULL) marks the command's
+ * processes.  Call before any thread exists.  Returns
+ * 0 with *guard and *fd set, or -1 (the run goes on unguarded, as with
+ * flock).
+ */
+int
+guard_start(pid_t *guard, int *fd, pid_t command, const char *token,
+    int64_t margin)
+{
+	char mark[80];
+	int gp[2];
+
+	*guard = 0;
+	*fd = -1;
+	/* No token (a re-entrant run): the token is our parent's, and so
+	 * are the processes that carry it. */
+	snprintf(mark, sizeof(mark), "%s%s", token ? "REDLOCK_TOKEN=" : "",
+	    token ? token : "");
+	if (pipe2(gp, O_CLOEXEC) < 0)
+		return -1;
+	*guard = fork();
+	if (*guard < 0) {
+		close(gp[0]);
+		close(gp[1]);
+		*guard = 0;
+		return -1;
+	}
+	if (*guard == 0) {
+		close(gp[1]);
+		guard_main(gp[0], command, mark, margin);
+	}
+	close(gp[0]);
+	*fd = gp[1];
+	return 0;
+}
+
+/* Tell the guard a new lease end: see the top of this file.
+ * Async-signal-safe; fd -1 does nothing. */
+void
+guard_lease(int fd, int64_t end)
+{
+	if (fd >= 0)
+		(void)!write(fd, &end, sizeof(end));
+}
+
+/* Stand the guard down.  It exits at once; we reap it if we are still
+ * around, init does otherwise. */
+void
+guard_stop(int *fd)
+{
+	if (*fd < 0)
+		return;
+	guard_lease(*fd, 0);
+	close(*fd);
+	*fd = -1;
+}

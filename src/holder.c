@@ -1,0 +1,147 @@
+/*
+ * holder.c - who we are, to the servers and to the command: the holder
+ * metadata recorded beside a lock, the tokens inherited from enclosing
+ * redlocks (REDLOCK_HELD, for re-entrance), and the command's
+ * environment.
+ */
+#include "holder.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+extern char **environ;
+
+/*
+ * Who we run as, for the metadata (for people, not for security):
+ * $USER, which costs nothing, else the password database, else the uid.
+ */
+static void
+holder_user(char *buf, size_t len)
+{
+	const char *user = getenv("USER");
+	struct passwd *pw;
+
+	if (user != NULL && user[0] != '\0')
+		snprintf(buf, len, "%s", user);
+	else if ((pw = getpwuid(geteuid())) != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%ld", (long)geteuid());
+}
+
+/* Fill the holder metadata: host, pid, user, now, and the command (-c's
+ * STRING or COMMAND's words; empty for the verbs). */
+void
+holder_meta(struct lock_meta *m, const char *shell, char *const *cmd, long pid)
+{
+	size_t n = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (gethostname(m->host, sizeof(m->host) - 1) != 0)
+		snprintf(m->host, sizeof(m->host), "unknown");
+	m->pid = pid;
+	holder_user(m->user, sizeof(m->user));
+	m->start_ms = clock_wall_ms();
+	if (shell != NULL)
+		snprintf(m->cmd, sizeof(m->cmd), "%s", shell);
+	for (char *const *a = cmd; a != NULL && *a != NULL; a++) {
+		int w = snprintf(m->cmd + n, sizeof(m->cmd) - n, "%s%s",
+		    n ? " " : "", *a);
+		if (w < 0 || (size_t)w >= sizeof(m->cmd) - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+/*
+ * The next blank-separated word of *p (REDLOCK_HELD's tokens) with its
+ * length in *len, advancing *p; NULL at the end or when *p is NULL.
+ */
+const char *
+holder_next_token(const char **p, size_t *len)
+{
+	const char *s;
+
+	if (*p == NULL)
+		return NULL;
+	s = *p + strspn(*p, " ");
+	if (*s == '\0')
+		return NULL;
+	*len = strcspn(s, " ");
+	*p = s + *len;
+	return s;
+}
+
+/* Is token one of the tokens in held (inherited from REDLOCK_HELD)? */
+int
+holder_inherited(const char *held, const char *token)
+{
+	size_t n = strlen(token), w;
+
+	for (const char *p = held, *t; (t = holder_next_token(&p, &w));)
+		if (w == n && memcmp(t, token, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Variables the command must not inherit: secrets, and what describes
+ * our own lock (set anew below). */
+static int
+env_skip(const char *e)
+{
+	static const char *const drop[] = {
+		"REDLOCK_PASSWORD=", "REDISCLI_AUTH=",
+		"REDLOCK_SENTINEL_PASSWORD=", "REDLOCK_NAME=", "REDLOCK_KEY=",
+		"REDLOCK_TOKEN=", "REDLOCK_FENCE=", "REDLOCK_HELD="
+	};
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		if (strncmp(e, drop[i], strlen(drop[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The command's environment: ours without the passwords, plus what
+ * describes the lock.  REDLOCK_HELD lists every token held by redlock
+ * ancestors, for re-entrance.  Returns a malloc'd vector (one block),
+ * or NULL when out of memory.
+ */
+char **
+holder_env(const struct lock *l)
+{
+	const char *held = l->held != NULL ? l->held : "";
+	size_t n = 0, size;
+	char **env, *p;
+
+	for (char **e = environ; *e != NULL; e++)
+		n++;
+	size = (n + 6) * sizeof(char *) + l->namelen + l->k.keylen +
+	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160;
+	if ((env = malloc(size)) == NULL)
+		return NULL;
+	p = (char *)(env + n + 6);
+	n = 0;
+	for (char **e = environ; *e != NULL; e++)
+		if (!env_skip(*e))
+			env[n++] = *e;
+	env[n++] = p;
+	p += sprintf(p, "REDLOCK_NAME=%s", l->name) + 1;
+	env[n++] = p;
+	p += sprintf(p, "REDLOCK_KEY=%s", l->k.key) + 1;
+	env[n++] = p;
+	p += sprintf(p, "REDLOCK_TOKEN=%s", l->token) + 1;
+	env[n++] = p;
+	p += sprintf(p, "REDLOCK_FENCE=%lld", l->fence) + 1;
+	env[n++] = p;
+	if (holder_inherited(held, l->token))
+		sprintf(p, "REDLOCK_HELD=%s", held);
+	else
+		sprintf(p, "REDLOCK_HELD=%s%s%s", held, *held ? " " : "", l->token);
+	env[n] = NULL;
+	return env;
+}

@@ -1,0 +1,144 @@
+/*
+ * inspect.c - reading and clearing a lock whoever holds it: what
+ * status, list and break show and do.  One round on every server; the
+ * view a quorum agrees on is the lock's.
+ */
+#include "inspect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "quorum.h"
+
+/* How long an operator's command waits for the servers. */
+#define INSPECT_TIMEOUT_MS 2000
+
+/* A wake list pushed by break lingers as a release's does. */
+#define INSPECT_WAKE_LINGER_MS 10000
+
+static void
+view_meta(struct lock_view *v, const redisReply *h)
+{
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		const char *f = h->element[i]->str, *val = h->element[i + 1]->str;
+
+		if (f == NULL || val == NULL)
+			continue;
+		v->has_meta = 1;
+		if (strcmp(f, "host") == 0)
+			snprintf(v->meta.host, sizeof(v->meta.host), "%s", val);
+		else if (strcmp(f, "user") == 0)
+			snprintf(v->meta.user, sizeof(v->meta.user), "%s", val);
+		else if (strcmp(f, "cmd") == 0)
+			snprintf(v->meta.cmd, sizeof(v->meta.cmd), "%s", val);
+		else if (strcmp(f, "pid") == 0)
+			v->meta.pid = strtol(val, NULL, 10);
+		else if (strcmp(f, "start") == 0)
+			v->meta.start_ms = strtoll(val, NULL, 10);
+		else if (strcmp(f, "fence") == 0)
+			v->fence = strtoll(val, NULL, 10);
+	}
+}
+
+/*
+ * Fill v[i] with server i's view of the lock; with remove, delete it
+ * too, whoever holds it.  Returns how many servers answered.
+ */
+int
+inspect_lock(struct lock *l, struct lock_view *v, int remove,
+    struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+	struct args a;
+	int answered = 0;
+
+	args_script(&a, SCRIPT_INSPECT, &l->k, 3);
+	args_str(&a, remove ? "1" : "0");
+	args_num(&a, INSPECT_WAKE_LINGER_MS);
+	o->err[0] = '\0';
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, -1,
+	    NULL, NULL, o->err, sizeof(o->err));
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		memset(&v[i], 0, sizeof(v[i]));
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY) {
+			if (p != NULL && p->type != REDIS_REPLY_ERROR)
+				quorum_note(&l->conns[i], &r[i], o->err,
+				    sizeof(o->err));
+			continue;
+		}
+		v[i].answered = 1;
+		answered++;
+		if (p->elements < 3)
+			continue;
+		v[i].held = 1;
+		snprintf(v[i].token, sizeof(v[i].token), "%s", reply_str(p, 0));
+		v[i].pttl = reply_int(p, 1);
+		if (p->element[2]->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], p->element[2]);
+	}
+	conn_req_clear(r, l->n);
+	return answered;
+}
+
+/*
+ * Delete the fencing counter on every server; the next grant seeds it
+ * from the server clock, above any fence it gave before.  Returns how
+ * many servers had one, or -1 if fewer than a quorum answered.
+ */
+int
+inspect_forget_fence(struct lock *l, struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+	struct args a = { .script = -1 };
+	int had = 0, answered = 0;
+
+	args_str(&a, "DEL");
+	args_add(&a, l->k.fence, l->k.fencelen);
+	o->err[0] = '\0';
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, -1,
+	    NULL, NULL, o->err, sizeof(o->err));
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_INTEGER)
+			continue;
+		answered++;
+		had += p->integer > 0;
+	}
+	conn_req_clear(r, l->n);
+	return answered < l->quorum ? -1 : had;
+}
+
+/*
+ * The view that a quorum of servers agrees on, or NULL.  Among the
+ * servers holding that token, the fence most of them record is the
+ * grant's: a majority carries it (see bump_lua in proto.c), while a
+ * server whose reply came too late to count may record its own.
+ */
+const struct lock_view *
+inspect_agreed(const struct lock *l, const struct lock_view *v)
+{
+	const struct lock_view *best = NULL;
+	int best_votes = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		int same = 0, votes = 0;
+		if (!v[i].held)
+			continue;
+		for (int j = 0; j < l->n; j++) {
+			if (!v[j].held || strcmp(v[j].token, v[i].token) != 0)
+				continue;
+			same++;
+			votes += v[j].fence == v[i].fence;
+		}
+		if (same >= l->quorum && votes > best_votes) {
+			best = &v[i];
+			best_votes = votes;
+		}
+	}
+	return best;
+}

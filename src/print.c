@@ -1,0 +1,138 @@
+/*
+ * print.c - what the servers hold is written by whoever took a lock
+ * (redis-py, another redlock, a hostile user name), so it is printed
+ * escaped: control bytes as \xNN for a terminal (one lock, one line,
+ * no escape sequence reaches the operator), JSON strings valid UTF-8,
+ * shell words single-quoted.
+ */
+#include "print.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Print s as a single-quoted shell word. */
+void
+print_shell(const char *s)
+{
+	putchar('\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	}
+	putchar('\'');
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned int c = s[0];
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Print n bytes of s as a JSON string; bytes that are not UTF-8 become
+ * U+FFFD. */
+void
+print_json(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	putchar('"');
+	for (size_t i = 0; i < n; i++) {
+		size_t u;
+
+		if (p[i] == '"' || p[i] == '\\')
+			printf("\\%c", p[i]);
+		else if (p[i] == '\n')
+			fputs("\\n", stdout);
+		else if (p[i] == '\r')
+			fputs("\\r", stdout);
+		else if (p[i] == '\t')
+			fputs("\\t", stdout);
+		else if (p[i] < 0x20 || p[i] == 0x7f)
+			printf("\\u%04x", p[i]);
+		else if (p[i] < 0x80)
+			putchar(p[i]);
+		else if ((u = utf8_len(p + i, n - i)) > 0) {
+			fwrite(p + i, 1, u, stdout);
+			i += u - 1;
+		} else
+			fputs("\\ufffd", stdout);
+	}
+	putchar('"');
+}
+
+/* How many columns print_text() takes for s. */
+size_t
+print_width(const char *s, size_t n)
+{
+	size_t w = n;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			w += 3;
+	}
+	return w;
+}
+
+/* Print s for a terminal: control bytes as \xNN. */
+void
+print_text(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+}
+
+void
+print_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL)
+		snprintf(buf, len, "unknown");
+	else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* s with control bytes as \xNN, into buf (cut to fit); returns buf. */
+const char *
+print_escape(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s != '\0' && o + 5 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+		else
+			buf[o++] = (char)ch;
+	}
+	if (len > 0)
+		buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}

@@ -1,0 +1,314 @@
+/*
+ * proto.c - the lock protocol's vocabulary: key layout, Lua scripts,
+ * argument vectors and reply decoding.  Nothing here does I/O.
+ *
+ * Keys (K = prefix + NAME, byte for byte):
+ *   K               the lock; its value is the bare token, so redis-py,
+ *                   redsync and node-redlock interoperate with --prefix ''
+ *   base "\0fence"  the fencing counter; it lingers PROTO_FENCE_LINGER
+ *                   after the last release, then expires (see below)
+ *   base "\0meta"   holder metadata, a hash expiring with K
+ *   base "\0wake"   a list that releases push to, waiters BLPOP; it
+ *                   lingers PROTO_WAKE_LINGER
+ * where base keeps K's Redis Cluster hash slot (see aux_key()).  An
+ * argv string cannot hold a NUL byte, so no NAME can collide with them.
+ *
+ * Fences strictly increase on a server although the counter expires: a
+ * missing counter is seeded from the server's clock in microseconds,
+ * and every later grant adds one in a script run of its own, which takes
+ * longer than a microsecond.  So a fence is never above the server's
+ * clock (in µs) at its grant, and a reseeded counter starts above every
+ * fence given before.  (A server clock set back by more than the
+ * counter's idle time would break this; so would quorum servers whose
+ * clocks differ by more than PROTO_FENCE_LINGER.)
+ *
+ * Scripts are sent as EVALSHA; a server that does not know one (new,
+ * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.
+ */
+#include "proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sha1.h"
+
+/*
+ * Take the lock if it is free.  KEYS: K, fence, meta.  ARGV: token,
+ * ttl, fence linger, host, pid, user, cmd, start, then inherited tokens.
+ * Returns {1, fence} granted, {2, fence, token} one of the inherited
+ * tokens holds it, {0, pttl} someone else does.
+ */
+static const char acquire_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v then\n"
+    "  for i = 9, #ARGV do\n"
+    "    if ARGV[i] == v then\n"
+    "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
+    "      return {2, tonumber(f), v}\n"
+    "    end\n"
+    "  end\n"
+    "  return {0, redis.call('PTTL', KEYS[1])}\n"
+    "end\n"
+    "local f = redis.call('INCR', KEYS[2])\n"
+    "if f == 1 then\n"
+    "  local t = redis.call('TIME')\n"
+    "  f = t[1] * 1000000 + t[2] + 1\n"
+    "  redis.call('SET', KEYS[2], string.format('%.0f', f))\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[2] + ARGV[3])\n"
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "redis.call('HSET', KEYS[3], 'host', ARGV[4], 'pid', ARGV[5],\n"
+    "  'user', ARGV[6], 'cmd', ARGV[7], 'start', ARGV[8],\n"
+    "  'fence', string.format('%.0f', f), 'ttl', ARGV[2])\n"
+    "redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
+    "return {1, f}\n";
+
+/*
+ * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
+ * extend).  KEYS: K, meta.  Returns 1, else 0 held by another token,
+ * -1 free.
+ */
+static const char renew_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "return 1\n";
+
+/*
+ * Release if token ARGV[1] holds the lock: delete it, let the fencing
+ * counter linger ARGV[3] ms, and wake one waiter (the wake list lingers
+ * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire that
+ * much later instead.  KEYS: K, meta, wake, fence.  Returns 1 released,
+ * 2 left to expire, 0 held by another token, -1 free.
+ */
+static const char release_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "if tonumber(ARGV[2]) > 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "  return 2\n"
+    "end\n"
+    "redis.call('DEL', KEYS[1], KEYS[2])\n"
+    "redis.call('PEXPIRE', KEYS[4], ARGV[3])\n"
+    "if redis.call('RPUSH', KEYS[3], '1') > 1 then\n"
+    "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[3], ARGV[4])\n"
+    "return 1\n";
+
+/*
+ * Quorum mode: raise the fencing counter to the fence of this grant
+ * (the largest among the granting servers).  Once a majority holds a
+ * counter at least this high, every later grant, whose majority shares
+ * a server with this one, mints a larger fence.  KEYS: fence, meta.
+ * ARGV: fence, its linger.  Returns 1.
+ */
+static const char bump_lua[] =
+    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then\n"
+    "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "end\n"
+    "if redis.call('EXISTS', KEYS[2]) == 1 then\n"
+    "  redis.call('HSET', KEYS[2], 'fence', ARGV[1])\n"
+    "end\n"
+    "return 1\n";
+
+/*
+ * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  KEYS: K,
+ * meta, wake.  Returns {} when there is no lock, else {value, pttl,
+ * {meta field, value...}}.
+ */
+static const char inspect_lua[] =
+    "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local r = {v, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[2])}\n"
+    "if ARGV[1] == '1' then\n"
+    "  redis.call('DEL', KEYS[1], KEYS[2])\n"
+    "  redis.call('RPUSH', KEYS[3], '1')\n"
+    "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "  redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
+    "end\n"
+    "return r\n";
+
+static const char *const scripts[SCRIPT_COUNT] = {
+	acquire_lua, renew_lua, release_lua, bump_lua, inspect_lua
+};
+
+/* The scripts' SHA-1 names, computed on first use. */
+static char shas[SCRIPT_COUNT][41];
+
+/* Does the key have a Redis Cluster hash tag: a non-empty "{...}"? */
+static int
+has_hash_tag(const char *k, size_t n)
+{
+	const char *o = memchr(k, '{', n), *c;
+
+	if (o == NULL)
+		return 0;
+	c = memchr(o + 1, '}', n - (size_t)(o + 1 - k));
+	return c != NULL && c > o + 1;
+}
+
+/*
+ * Build base + "\0" + suffix into a new buffer, where base is K itself
+ * when K has a hash tag (the suffix does not move its slot), "{K}" when
+ * K has no '}' (the tag is exactly K), and K otherwise.  Returns NULL
+ * when out of memory.
+ */
+static char *
+aux_key(const char *k, size_t n, const char *suffix, size_t *len)
+{
+	size_t sl = strlen(suffix);
+	int wrap = !has_hash_tag(k, n) && memchr(k, '}', n) == NULL;
+	char *b = malloc(n + sl + 4), *p = b;
+
+	if (b == NULL)
+		return NULL;
+	if (wrap)
+		*p++ = '{';
+	memcpy(p, k, n);
+	p += n;
+	if (wrap)
+		*p++ = '}';
+	*p++ = '\0';
+	memcpy(p, suffix, sl);
+	p += sl;
+	*len = (size_t)(p - b);
+	return b;
+}
+
+/* Fill k with the keys of NAME under prefix.  Returns 0, or -1 when out
+ * of memory (free k with proto_keys_free() in either case). */
+int
+proto_keys(struct keys *k, const char *prefix, const char *name)
+{
+	size_t pl = strlen(prefix), nl = strlen(name);
+
+	memset(k, 0, sizeof(*k));
+	if ((k->key = malloc(pl + nl + 1)) == NULL)
+		return -1;
+	memcpy(k->key, prefix, pl);
+	memcpy(k->key + pl, name, nl + 1);
+	k->keylen = pl + nl;
+	k->fence = aux_key(k->key, k->keylen, "fence", &k->fencelen);
+	k->meta = aux_key(k->key, k->keylen, "meta", &k->metalen);
+	k->wake = aux_key(k->key, k->keylen, "wake", &k->wakelen);
+	return k->fence && k->meta && k->wake ? 0 : -1;
+}
+
+void
+proto_keys_free(struct keys *k)
+{
+	free(k->key);
+	free(k->fence);
+	free(k->meta);
+	free(k->wake);
+	memset(k, 0, sizeof(*k));
+}
+
+void
+args_add(struct args *a, const char *s, size_t n)
+{
+	if (a->argc < ARGS_MAX) {
+		a->argv[a->argc] = s;
+		a->len[a->argc++] = n;
+	}
+}
+
+void
+args_str(struct args *a, const char *s)
+{
+	args_add(a, s, strlen(s));
+}
+
+void
+args_num(struct args *a, long long v)
+{
+	char *b = a->num[a->nums++ & 7];
+
+	snprintf(b, sizeof(a->num[0]), "%lld", v);
+	args_str(a, b);
+}
+
+/*
+ * Start a fresh vector: EVALSHA of script s with nkeys of k's keys, in
+ * the order K, then the auxiliary keys the script's comment names.
+ */
+void
+args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
+{
+	static const char order[SCRIPT_COUNT][4] = {
+		[SCRIPT_ACQUIRE] = "kfm", [SCRIPT_RENEW] = "km",
+		[SCRIPT_RELEASE] = "kmwf", [SCRIPT_BUMP] = "fm",
+		[SCRIPT_INSPECT] = "kmw",
+	};
+
+	if (shas[s][0] == '\0')
+		sha1_hex(scripts[s], strlen(scripts[s]), shas[s]);
+	a->argc = a->nums = 0;
+	a->script = (int)s;
+	args_str(a, "EVALSHA");
+	args_add(a, shas[s], 40);
+	args_num(a, nkeys);
+	for (int i = 0; i < nkeys && order[s][i] != '\0'; i++) {
+		switch (order[s][i]) {
+		case 'k': args_add(a, k->key, k->keylen); break;
+		case 'f': args_add(a, k->fence, k->fencelen); break;
+		case 'm': args_add(a, k->meta, k->metalen); break;
+		default: args_add(a, k->wake, k->wakelen); break;
+		}
+	}
+}
+
+/* After NOSCRIPT: send the script's body instead of its name. */
+void
+args_as_eval(struct args *a)
+{
+	if (a->script < 0 || a->argc < 2)
+		return;
+	a->argv[0] = "EVAL";
+	a->len[0] = 4;
+	a->argv[1] = scripts[a->script];
+	a->len[1] = strlen(scripts[a->script]);
+}
+
+/* Did the server not know the script by its name? */
+int
+reply_noscript(const redisReply *r)
+{
+	return r != NULL && r->type == REDIS_REPLY_ERROR &&
+	    strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+/* Element i of an array reply as an integer (0 if it is not one); a
+ * plain integer reply is its own element 0. */
+long long
+reply_int(const redisReply *r, size_t i)
+{
+	if (r == NULL)
+		return 0;
+	if (r->type == REDIS_REPLY_INTEGER)
+		return i == 0 ? r->integer : 0;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements <= i)
+		return 0;
+	r = r->element[i];
+	return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+/* Element i of an array reply as a string ("" if it is not one). */
+const char *
+reply_str(const redisReply *r, size_t i)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements <= i)
+		return "";
+	r = r->element[i];
+	return r->type == REDIS_REPLY_STRING ? r->str : "";
+}

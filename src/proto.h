@@ -1,0 +1,48 @@
+/* proto.h - what redlock says to a server: keys, scripts, arguments,
+ * and how replies are read.  No I/O here. */
+#ifndef REDLOCK_PROTO_H
+#define REDLOCK_PROTO_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+/* A lock's keys on the server: see the layout at the top of proto.c. */
+struct keys {
+	char *key, *fence, *meta, *wake;
+	size_t keylen, fencelen, metalen, wakelen;
+};
+
+enum script {
+	SCRIPT_ACQUIRE, SCRIPT_RENEW, SCRIPT_RELEASE, SCRIPT_BUMP,
+	SCRIPT_INSPECT, SCRIPT_COUNT
+};
+
+/* The longest vector: a script call with its keys, the holder's
+ * metadata and the inherited tokens (REDLOCK_HELD) that fit. */
+#define ARGS_MAX 64
+
+/* An argument vector: strings with lengths, built up one at a time.
+ * Numbers are formatted into the vector's own buffers. */
+struct args {
+	int argc;
+	const char *argv[ARGS_MAX];
+	size_t len[ARGS_MAX];
+	char num[8][24];
+	int nums;
+	int script;		/* the script run by argv, or -1 */
+};
+
+int proto_keys(struct keys *k, const char *prefix, const char *name);
+void proto_keys_free(struct keys *k);
+void args_add(struct args *a, const char *s, size_t n);
+void args_str(struct args *a, const char *s);
+void args_num(struct args *a, long long v);
+void args_script(struct args *a, enum script s, const struct keys *k,
+    int nkeys);
+void args_as_eval(struct args *a);
+int reply_noscript(const redisReply *r);
+long long reply_int(const redisReply *r, size_t i);
+const char *reply_str(const redisReply *r, size_t i);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * quorum.c - the broadcast-and-tally skeleton every lock operation
+ * shares: one argument vector sent to every server at once, replies
+ * collected with conn_exec_until(), a script the server does not know
+ * sent again by body, and the first failure kept for the message.
+ * What a reply means is the caller's; whether enough servers said it
+ * is quorum_decide()'s.
+ */
+#include "quorum.h"
+
+#include <stdio.h>
+
+/*
+ * The verdict of n servers of which `yes` agreed and `answered` (yes
+ * included) gave a usable reply, with `pending` replies still due.
+ * Busy is busy with a minority down: a majority that answered without
+ * agreeing is NO, never NONE.
+ */
+enum verdict
+quorum_decide(int n, int yes, int answered, int pending)
+{
+	int q = quorum_of(n);
+
+	if (yes >= q)
+		return VERDICT_YES;
+	if (yes + pending >= q)
+		return VERDICT_PENDING;
+	if (answered >= q)
+		return VERDICT_NO;
+	return answered + pending >= q ? VERDICT_PENDING : VERDICT_NONE;
+}
+
+/* Keep why server c gave no usable reply in err, unless err already
+ * holds a reason. */
+void
+quorum_note(const struct conn *c, const struct conn_req *r, char *err,
+    size_t errlen)
+{
+	if (err == NULL || err[0] != '\0')
+		return;
+	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
+		snprintf(err, errlen, "%s: %s", c->name, r->reply->str);
+	else if (r->reply != NULL)
+		snprintf(err, errlen, "%s: unexpected reply", c->name);
+	else
+		snprintf(err, errlen, "%s", r->err);
+}
+
+/*
+ * Send a to every server i with skip == NULL or !skip[i], and collect
+ * the replies into r[0..n) until deadline, or until settled(r, n, NULL)
+ * says the replies in hand decide the matter.  A server that does not
+ * know a script (NOSCRIPT) gets its body at once; so do several
+ * servers, always.  err (may be NULL)
+ * gets the first server's failure.  Returns -1 when intr_fd became
+ * readable, else the number of replies; the caller frees them with
+ * conn_req_clear().
+ */
+int
+quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
+    int64_t deadline, int intr_fd, conn_settled_fn *settled,
+    const char *skip, char *err, size_t errlen)
+{
+	int rc, again = 0;
+
+	/* With several servers a round may end before a slow server's
+	 * reply is read (conn_exec_until()'s settled), and a NOSCRIPT in
+	 * that reply would go unseen: they get the script's body. */
+	if (n > 1)
+		args_as_eval(a);
+	for (int i = 0; i < n; i++) {
+		r[i].argc = skip != NULL && skip[i] ? 0 : a->argc;
+		r[i].argv = a->argv;
+		r[i].argvlen = a->len;
+	}
+	rc = conn_exec_until(conns, r, n, deadline, intr_fd, settled, NULL);
+	for (int i = 0; rc >= 0 && i < n; i++)
+		again |= reply_noscript(r[i].reply);
+	if (again) {
+		struct args body = *a;
+		struct conn_req r2[n];
+
+		args_as_eval(&body);
+		for (int i = 0; i < n; i++) {
+			r2[i].argc = reply_noscript(r[i].reply) ? body.argc : 0;
+			r2[i].argv = body.argv;
+			r2[i].argvlen = body.len;
+		}
+		rc = conn_exec(conns, r2, n, deadline, intr_fd);
+		for (int i = 0; i < n; i++) {
+			if (r2[i].argc == 0)
+				continue;
+			conn_req_clear(&r[i], 1);
+			r[i] = r2[i];
+			r[i].argc = a->argc;
+			r[i].argv = a->argv;
+			r[i].argvlen = a->len;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (r[i].argc > 0 && (r[i].reply == NULL ||
+		    r[i].reply->type == REDIS_REPLY_ERROR))
+			quorum_note(&conns[i], &r[i], err, errlen);
+	if (rc < 0)
+		return -1;
+	rc = 0;
+	for (int i = 0; i < n; i++)
+		rc += r[i].reply != NULL;
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* quorum.h - one request on every server at once, counted against a
+ * majority.  One server is a quorum of one. */
+#ifndef REDLOCK_QUORUM_H
+#define REDLOCK_QUORUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "proto.h"
+
+/* How many servers make a majority of n. */
+static inline int
+quorum_of(int n)
+{
+	return n / 2 + 1;
+}
+
+/* The outcome of a round, decided from counts of its replies. */
+enum verdict {
+	VERDICT_PENDING,	/* replies still due could change it */
+	VERDICT_YES,		/* a majority agreed */
+	VERDICT_NO,		/* a majority answered, and not enough agreed */
+	VERDICT_NONE		/* no majority answered: unavailable */
+};
+
+enum verdict quorum_decide(int n, int yes, int answered, int pending);
+int quorum_exec(struct conn *conns, int n, struct args *a,
+    struct conn_req *r, int64_t deadline, int intr_fd,
+    conn_settled_fn *settled, const char *skip, char *err, size_t errlen);
+void quorum_note(const struct conn *c, const struct conn_req *r, char *err,
+    size_t errlen);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * run.c - the run form: acquire, spawn, supervise, release, and the
+ * exit status.  Once the lock is held nothing exits before it is
+ * released.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "clock.h"
+#include "exit.h"
+#include "holder.h"
+#include "log.h"
+#include "sig.h"
+#include "supervise.h"
+#include "verbs.h"
+#include "wait.h"
+
+/*
+ * Release the lock as soon as the command is done, so that a waiter
+ * gets it at once; with --min-hold leave it to expire later instead.
+ * The renewal thread has been stopped, so the connections are ours and
+ * nothing can extend the lease behind our back.
+ */
+static void
+finish(const struct run *r)
+{
+	const struct config *c = r->cfg;
+	struct lock *l = r->lock;
+	struct lock_outcome o = { 0 };
+	int64_t keep = r->lost ? 0 : c->min_hold - (clock_ms() - l->granted_at);
+	int ok, others;
+
+	/* After a loss the servers may be unreachable: try once, briefly,
+	 * in case the key is still ours. */
+	ok = lock_release(l, l->token, keep > 0 ? keep : 0, r->lost, &others,
+	    &o);
+	if (ok < l->quorum && !r->lost)
+		log_error("could not release lock '%s'%s%s", c->name,
+		    o.err[0] ? ": " : "", o.err);
+	else
+		log_info("released lock '%s'", c->name);
+}
+
+/* Start the command with the lock's environment; on failure report it
+ * and return its exit status (126 or 127), else 0. */
+static int
+spawn(const struct config *c, struct run *r)
+{
+	char *shell_argv[] = { "/bin/sh", "-c", (char *)c->shell, NULL };
+	char *const *argv = c->cmd != NULL ? c->cmd : shell_argv;
+	char **env = holder_env(r->lock);
+	int rc;
+
+	if (env == NULL) {
+		log_error("out of memory");
+		return EXIT_INTERNAL;
+	}
+	rc = child_spawn(&r->child, argv, env);
+	free(env);
+	if (rc == 0)
+		return 0;
+	log_error("cannot run '%s': %s", argv[0], strerror(r->child.exec_errno));
+	return r->child.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
+/*
+ * The run form.  Returns the exit status; *die_by is set to the signal
+ * that killed the command when redlock should die of it too (it has no
+ * status of its own to report), else 0.
+ */
+int
+run_command(const struct config *c, struct lock *l, int *die_by)
+{
+	struct lock_outcome o = { 0 };
+	enum lock_result res;
+	struct run r;
+	int status, code;
+
+	*die_by = 0;
+	holder_meta(&l->meta, c->shell, c->cmd, (long)getpid());
+	res = wait_acquire(l, c->wait, sig_fd(), &o);
+	if (res != LOCK_HELD && res != LOCK_REENTRANT)
+		return verbs_not_acquired(c, res, &o, die_by);
+	log_info("acquired lock '%s' (fence %lld)%s", c->name, l->fence,
+	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
+	supervise_init(&r, c, l, res == LOCK_HELD);
+	code = spawn(c, &r);
+	if (code == 0) {
+		status = supervise(&r);
+		child_take_terminal(&r.child);
+		code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
+		    child_exit_status(status);
+		if (!r.lost && !r.timed_out && WIFSIGNALED(status))
+			*die_by = WTERMSIG(status);
+	}
+	supervise_end(&r);
+	if (r.held)
+		finish(&r);
+	return code;
+}

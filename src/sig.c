@@ -1,0 +1,211 @@
+/*
+ * sig.c - signal plumbing, in one place.
+ *
+ * Handlers only write the signal number to a self-pipe; the main loop
+ * polls its read end along with everything else (the renewal thread
+ * writes SIG_EVENT there).  Handlers are in place before fork, so no
+ * signal is lost between fork and supervision.
+ *
+ * A signal that redlock was started with ignored (nohup, trap '' HUP,
+ * SIGINT and SIGQUIT in a background job of a non-interactive shell)
+ * stays ignored, in redlock and in the command, as coreutils timeout(1)
+ * does: the caller asked for it.
+ */
+#include "sig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static int pipe_fd[2] = { -1, -1 };
+
+/* Standard descriptors that were closed when we started (bit fd). */
+static unsigned closed_std;
+
+/* Signals handled: forwarded to the command, and SIGCHLD, on which
+ * supervision looks at the command. */
+static const int handled[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
+};
+
+/* Signals that were SIG_IGN at start-up (bit sig). */
+static unsigned long long ignored_at_start;
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+
+	(void)!write(pipe_fd[1], &b, 1);
+	errno = saved;
+}
+
+/*
+ * Make descriptors 0, 1 and 2 safe before anything else opens a file:
+ * a closed one gets /dev/null, close-on-exec, so that the self-pipe or
+ * a socket never lands there (a diagnostic would then be read as
+ * signals) and the command still finds it closed.  Returns 0, or -1.
+ */
+int
+sig_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int nul;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul < 0)
+			return -1;
+		if (nul != fd) {
+			/* A lower descriptor was closed too and took it. */
+			if (dup3(nul, fd, O_CLOEXEC) < 0)
+				return -1;
+			close(nul);
+		}
+		closed_std |= 1u << fd;
+	}
+	return 0;
+}
+
+/* Was descriptor fd (0-2) closed when we started? */
+int
+sig_std_was_closed(int fd)
+{
+	return fd >= 0 && fd < 3 && (closed_std & (1u << fd)) != 0;
+}
+
+/* Was sig ignored when we started? */
+int
+sig_ignored(int sig)
+{
+	return sig > 0 && sig < 64 && (ignored_at_start >> sig & 1) != 0;
+}
+
+/*
+ * Create the self-pipe and install the handlers, leaving alone the
+ * signals that were ignored; SIGPIPE is ignored (a server closing its
+ * socket must be an error, not our death).  Returns 0, or -1 with errno
+ * set.
+ */
+int
+sig_init(void)
+{
+	struct sigaction sa, old;
+
+	if (pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++) {
+		int sig = handled[i];
+
+		if (sigaction(sig, NULL, &old) < 0)
+			return -1;
+		if (old.sa_handler == SIG_IGN && sig != SIGCHLD) {
+			ignored_at_start |= 1ULL << sig;
+			continue;
+		}
+		if (sigaction(sig, &sa, NULL) < 0)
+			return -1;
+	}
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		ignored_at_start |= 1ULL << SIGPIPE;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* The descriptor that becomes readable when a signal or event arrived. */
+int
+sig_fd(void)
+{
+	return pipe_fd[0];
+}
+
+/* Where the renewal thread writes SIG_EVENT. */
+int
+sig_notify_fd(void)
+{
+	return pipe_fd[1];
+}
+
+/* The next byte from the self-pipe: a signal number, SIG_EVENT, or -1
+ * when there is none. */
+int
+sig_next(void)
+{
+	unsigned char b;
+
+	return read(pipe_fd[0], &b, 1) == 1 ? b : -1;
+}
+
+/*
+ * In the command, between vfork and exec: the handled signals back to
+ * their defaults except those ignored at start, SIGPIPE as we found it,
+ * and an empty mask.  System calls only.
+ */
+void
+sig_child_defaults(void)
+{
+	sigset_t none;
+
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		signal(handled[i], sig_ignored(handled[i]) ? SIG_IGN : SIG_DFL);
+	signal(SIGPIPE, sig_ignored(SIGPIPE) ? SIG_IGN : SIG_DFL);
+	signal(SIGTTOU, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/*
+ * Stop this process as a job-control stop by sig (SIGTSTP, SIGTTIN,
+ * SIGTTOU), so that the shell sees the job stopped; returns when it is
+ * continued.  SIGTERM and SIGHUP are at their defaults meanwhile: sent
+ * to the stopped job they end it at once (the guard then stops the
+ * command), where a handler would wait for a SIGCONT.
+ */
+void
+sig_stop_self(int sig)
+{
+	struct sigaction dfl, term, hup;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGTERM, sig_ignored(SIGTERM) ? NULL : &dfl, &term);
+	sigaction(SIGHUP, sig_ignored(SIGHUP) ? NULL : &dfl, &hup);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+	/* Continued. */
+	signal(sig, SIG_DFL);
+	sigaction(SIGTERM, &term, NULL);
+	sigaction(SIGHUP, &hup, NULL);
+}
+
+/*
+ * Die of sig as the command did, so that the calling shell sees what
+ * it would see without redlock (a loop stops on Ctrl-C): default
+ * disposition, no core dump, unblocked, raised.  Returns only if that
+ * did not kill us.
+ */
+void
+sig_die_by(int sig)
+{
+	struct rlimit none = { 0, 0 };
+	sigset_t one;
+
+	if (sig_ignored(sig))
+		return;
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+}

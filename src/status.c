@@ -1,0 +1,311 @@
+/*
+ * status.c - what an operator sees: status of one lock, list of the
+ * held ones (SCAN, never KEYS).  Everything a holder recorded is
+ * printed escaped (print.c).
+ */
+#include "verbs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "exit.h"
+#include "inspect.h"
+#include "log.h"
+#include "print.h"
+#include "quorum.h"
+
+/* "user@host pid N", escaped. */
+static void
+print_holder(const struct lock_meta *m)
+{
+	print_text(m->user, strlen(m->user));
+	putchar('@');
+	print_text(m->host, strlen(m->host));
+	printf(" pid %ld", m->pid);
+}
+
+static void
+status_json(const struct lock *l, const struct lock_view *v, int held)
+{
+	char start[32];
+
+	fputs("{\"name\":", stdout);
+	print_json(l->name, l->namelen);
+	fputs(",\"key\":", stdout);
+	print_json(l->k.key, l->k.keylen);
+	printf(",\"held\":%s", held ? "true" : "false");
+	if (v != NULL) {
+		print_time(v->meta.start_ms, start, sizeof(start));
+		printf(",\"ttl_ms\":%lld,\"fence\":%lld,\"foreign\":%s",
+		    v->pttl, v->fence, v->has_meta ? "false" : "true");
+		if (v->has_meta) {
+			fputs(",\"host\":", stdout);
+			print_json(v->meta.host, strlen(v->meta.host));
+			printf(",\"pid\":%ld,\"user\":", v->meta.pid);
+			print_json(v->meta.user, strlen(v->meta.user));
+			fputs(",\"cmd\":", stdout);
+			print_json(v->meta.cmd, strlen(v->meta.cmd));
+			printf(",\"start\":\"%s\",\"start_ms\":%lld", start,
+			    (long long)v->meta.start_ms);
+		}
+	}
+}
+
+static void
+status_text(const struct lock *l, const struct lock_view *h)
+{
+	char ttl[32], start[32], ago[32];
+
+	fputs("lock:    ", stdout);
+	print_text(l->name, l->namelen);
+	if (h == NULL) {
+		fputs("\nstate:   free\n", stdout);
+		return;
+	}
+	fputs("\nstate:   held\n", stdout);
+	duration_format(h->pttl, ttl, sizeof(ttl));
+	if (h->has_meta) {
+		print_time(h->meta.start_ms, start, sizeof(start));
+		duration_format(clock_wall_ms() - h->meta.start_ms, ago,
+		    sizeof(ago));
+		fputs("holder:  ", stdout);
+		print_holder(&h->meta);
+		fputs("\ncommand: ", stdout);
+		print_text(h->meta.cmd, strlen(h->meta.cmd));
+		printf("\nsince:   %s (%s ago)\n", start, ago);
+	} else
+		fputs("holder:  unknown (taken by another client)\n", stdout);
+	printf("ttl:     %s\n", h->pttl < 0 ? "none" : ttl);
+	if (h->has_meta)
+		printf("fence:   %lld\n", h->fence);
+}
+
+int
+status_show(const struct config *c, struct lock *l)
+{
+	struct lock_view v[l->n];
+	struct lock_outcome o = { 0 };
+	const struct lock_view *h;
+	int answered = inspect_lock(l, v, 0, &o);
+
+	if (answered < l->quorum) {
+		log_error("%s", o.err);
+		return EXIT_UNAVAILABLE;
+	}
+	h = inspect_agreed(l, v);
+	if (c->json) {
+		status_json(l, h, h != NULL);
+		if (l->n > 1) {
+			fputs(",\"servers\":[", stdout);
+			for (int i = 0; i < l->n; i++) {
+				printf("%s{\"server\":", i ? "," : "");
+				print_json(l->conns[i].name, strlen(l->conns[i].name));
+				printf(",\"answered\":%s,\"held\":%s,\"ttl_ms\":%lld}",
+				    v[i].answered ? "true" : "false",
+				    v[i].held ? "true" : "false", v[i].pttl);
+			}
+			putchar(']');
+		}
+		fputs("}\n", stdout);
+	} else {
+		status_text(l, h);
+		for (int i = 0; l->n > 1 && i < l->n; i++) {
+			char ttl[32];
+			duration_format(v[i].pttl, ttl, sizeof(ttl));
+			printf("server:  %s %s\n", l->conns[i].name,
+			    !v[i].answered ? "no answer" : !v[i].held ? "free" :
+			    h != NULL && strcmp(v[i].token, h->token) == 0 ?
+			    ttl : "held by another token");
+		}
+	}
+	return h != NULL ? 0 : 1;
+}
+
+/* A key found by SCAN. */
+struct found {
+	char *key;
+	size_t len;
+};
+
+static int
+found_cmp(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int d = memcmp(x->key, y->key, n);
+
+	return d != 0 ? d : (x->len > y->len) - (x->len < y->len);
+}
+
+/* SCAN MATCH pattern: the prefix with its glob characters escaped. */
+static char *
+scan_match(const char *prefix, const char *pattern)
+{
+	size_t pl = strlen(prefix), ql = pattern ? strlen(pattern) : 1;
+	char *m = malloc(2 * pl + ql + 1), *o = m;
+
+	if (m == NULL)
+		return NULL;
+	for (const char *p = prefix; *p; p++) {
+		if (strchr("*?[]\\", *p) != NULL)
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	memcpy(o, pattern ? pattern : "*", ql + 1);
+	return m;
+}
+
+/*
+ * Collect the keys matching m on every server into *out (skipping the
+ * auxiliary keys, which hold a NUL byte).  Returns how many servers
+ * answered every page.
+ */
+static int
+scan_all(struct lock *l, const char *m, struct found **out, size_t *nout,
+    char *err, size_t errlen)
+{
+	size_t cap = 0;
+	int answered = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		char cursor[32] = "0";
+		int pages = 0, ok = 1;
+
+		do {
+			const char *av[6] = { "SCAN", cursor, "MATCH", m, "COUNT",
+			    "1000" };
+			struct conn_req r = { .argc = 6, .argv = av };
+			const redisReply *p, *keys;
+
+			conn_exec(&l->conns[i], &r, 1, clock_ms() + 2000, -1);
+			p = r.reply;
+			if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
+			    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
+				quorum_note(&l->conns[i], &r, err, errlen);
+				conn_req_clear(&r, 1);
+				ok = 0;
+				break;
+			}
+			snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
+			keys = p->element[1];
+			for (size_t k = 0; k < keys->elements; k++) {
+				const redisReply *e = keys->element[k];
+				if (e->type != REDIS_REPLY_STRING ||
+				    memchr(e->str, '\0', e->len) != NULL)
+					continue;
+				if (*nout == cap) {
+					size_t ncap = cap ? cap * 2 : 64;
+					struct found *f = realloc(*out, ncap * sizeof(*f));
+					if (f == NULL)
+						break;
+					*out = f;
+					cap = ncap;
+				}
+				(*out)[*nout].key = malloc(e->len + 1);
+				if ((*out)[*nout].key == NULL)
+					break;
+				memcpy((*out)[*nout].key, e->str, e->len + 1);
+				(*out)[(*nout)++].len = e->len;
+			}
+			conn_req_clear(&r, 1);
+		} while (strcmp(cursor, "0") != 0 && ++pages < 1000000);
+		answered += ok;
+	}
+	return answered;
+}
+
+struct row {
+	const char *name;
+	size_t namelen;
+	struct lock_view v;
+};
+
+static void
+list_text(struct row *rows, size_t n)
+{
+	size_t w = 4;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t tw = print_width(rows[i].name, rows[i].namelen);
+		if (tw > w)
+			w = tw > 60 ? 60 : tw;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_view *v = &rows[i].v;
+		size_t tw = print_width(rows[i].name, rows[i].namelen);
+		char ttl[32];
+
+		duration_format(v->pttl, ttl, sizeof(ttl));
+		print_text(rows[i].name, rows[i].namelen);
+		printf("%*s  %9s  ", (int)(w > tw ? w - tw : 0), "",
+		    v->pttl < 0 ? "none" : ttl);
+		if (v->has_meta) {
+			print_holder(&v->meta);
+			fputs("  ", stdout);
+			print_text(v->meta.cmd, strlen(v->meta.cmd));
+		} else
+			fputs("(foreign: no holder metadata)", stdout);
+		putchar('\n');
+	}
+}
+
+int
+status_list(const struct config *c, struct lock *l)
+{
+	struct found *keys = NULL;
+	struct row *rows = NULL;
+	size_t nkeys = 0, nrows = 0, pl = strlen(c->prefix);
+	char *m = scan_match(c->prefix, c->pattern);
+	struct lock_outcome o = { 0 };
+	int answered, code = 0;
+
+	if (m == NULL)
+		return EXIT_INTERNAL;
+	answered = scan_all(l, m, &keys, &nkeys, o.err, sizeof(o.err));
+	free(m);
+	if (answered < l->quorum) {
+		log_error("%s", o.err);
+		code = EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (nkeys > 1)
+		qsort(keys, nkeys, sizeof(*keys), found_cmp);
+	rows = calloc(nkeys ? nkeys : 1, sizeof(*rows));
+	for (size_t i = 0; rows != NULL && i < nkeys; i++) {
+		struct lock k;
+		struct lock_view v[l->n];
+		const struct lock_view *h;
+
+		if ((i > 0 && found_cmp(&keys[i], &keys[i - 1]) == 0) ||
+		    keys[i].len < pl)
+			continue;
+		if (lock_init(&k, l->conns, l->n, c->prefix, keys[i].key + pl,
+		    l->ttl) == 0 && inspect_lock(&k, v, 0, &o) >= l->quorum &&
+		    (h = inspect_agreed(&k, v)) != NULL) {
+			rows[nrows].name = keys[i].key + pl;
+			rows[nrows].namelen = keys[i].len - pl;
+			rows[nrows++].v = *h;
+		}
+		lock_free(&k);
+	}
+	if (c->json) {
+		for (size_t i = 0; i < nrows; i++) {
+			struct lock t = { .name = rows[i].name,
+			    .namelen = rows[i].namelen,
+			    .k = { .key = (char *)rows[i].name - pl,
+			    .keylen = rows[i].namelen + pl } };
+			status_json(&t, &rows[i].v, 1);
+			fputs("}\n", stdout);
+		}
+	} else
+		list_text(rows, nrows);
+out:
+	for (size_t i = 0; i < nkeys; i++)
+		free(keys[i].key);
+	free(keys);
+	free(rows);
+	return code;
+}
+

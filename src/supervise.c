@@ -1,0 +1,335 @@
+/*
+ * supervise.c - the command runs; redlock watches four kinds of
+ * deadline, each in a function of its own that acts when it is due and
+ * returns when it next needs looking at:
+ *
+ *   the guard      started GUARD_DELAY_MS after the command
+ *   the renewal    the thread started at the first ttl/3
+ *   the lease      loss reported by the thread, or no renewal in time
+ *   --max-time     the command ran too long (exit 124)
+ *   the kill       SIGKILL once --kill-after has passed since SIGTERM
+ *
+ * and job control: a command stopped by the terminal (Ctrl-Z) stops
+ * redlock too, and runs again only once the lock is known to be ours.
+ */
+#include "supervise.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "guard.h"
+#include "lease.h"
+#include "log.h"
+#include "sig.h"
+
+/* How long a command runs before it gets a guard process: commands
+ * that end sooner, the bulk of short cron jobs, do not pay for a fork
+ * that would double their overhead.  Until then PR_SET_PDEATHSIG
+ * covers the command itself. */
+#define GUARD_DELAY_MS 20
+
+/* How often to look for the rest of the tree once the command itself
+ * has exited (its background processes hold the lock, as with flock). */
+#define TREE_POLL_MS 100
+
+/* The longest poll: deadlines are looked at least this often. */
+#define IDLE_MS 60000
+
+void
+supervise_init(struct run *r, const struct config *c, struct lock *l,
+    int held)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = c;
+	r->lock = l;
+	r->held = held;
+	r->guard_fd = r->lease_fd = -1;
+}
+
+/* Begin stopping the command: now with SIGKILL, or SIGTERM then
+ * SIGKILL at `by` at the latest. */
+static void
+stop_command(struct run *r, int hard, int64_t by)
+{
+	int64_t now = clock_ms();
+
+	if (hard || by <= now) {
+		child_kill_tree(&r->child);
+		r->kill_at = now;
+	} else if (!r->stopping) {
+		child_signal(&r->child, SIGTERM);
+		child_signal(&r->child, SIGCONT);
+		r->kill_at = by;
+	} else if (by < r->kill_at)
+		r->kill_at = by;
+	r->stopping = 1;
+}
+
+/* The lease is in doubt or gone: act as --on-lost says. */
+static void
+lease_lost(struct run *r, const char *why, int64_t kill_by)
+{
+	const struct config *c = r->cfg;
+
+	if (r->lost)
+		return;
+	r->lost = 1;
+	if (c->on_lost == ON_LOST_IGNORE) {
+		log_error("lock '%s' lost (%s); --on-lost ignore: "
+		    "the command goes on", c->name, why);
+		return;
+	}
+	log_error("lock '%s' lost (%s); stopping the command", c->name, why);
+	stop_command(r, c->on_lost == ON_LOST_KILL, kill_by);
+}
+
+/* When the lease surely ends, from the last confirmed renewal. */
+static int64_t
+lease_ends(struct run *r)
+{
+	return r->renew != NULL ? renew_lease_end(r->renew) :
+	    lock_lease_end(r->lock, r->lock->sent_at);
+}
+
+/* Start the guard once due (always before the renewal thread: a fork
+ * must come before any thread). */
+static int64_t
+due_guard(struct run *r, int64_t now)
+{
+	const struct config *c = r->cfg;
+
+	if (r->guard_at == 0)
+		return INT64_MAX;
+	if (now < r->guard_at && (r->renew_at == 0 || now < r->renew_at))
+		return r->guard_at;
+	r->guard_at = 0;
+	if (guard_start(&r->child.guard, &r->guard_fd, r->child.pid,
+	    r->held ? r->lock->token : NULL, lease_safety(c->ttl)) < 0) {
+		log_error("cannot start the guard process: %s", strerror(errno));
+		return INT64_MAX;
+	}
+	r->lease_fd = r->held && c->on_lost != ON_LOST_IGNORE ? r->guard_fd : -1;
+	guard_lease(r->lease_fd, lease_ends(r));
+	return INT64_MAX;
+}
+
+/* Start the renewal thread at the first ttl/3: commands shorter than
+ * that never need it. */
+static int64_t
+due_renewal(struct run *r, int64_t now)
+{
+	if (r->renew_at == 0)
+		return INT64_MAX;
+	if (now < r->renew_at)
+		return r->renew_at;
+	r->renew_at = 0;
+	r->renew = renew_start(r->lock, r->lock->sent_at, sig_notify_fd(),
+	    r->lease_fd);
+	if (r->renew == NULL)
+		log_error("cannot start the renewal thread: %s", strerror(errno));
+	return INT64_MAX;
+}
+
+/*
+ * The lease: a loss the thread reported, or no renewal in time to stop
+ * the command before the key can expire (SIGTERM at term_at, SIGKILL
+ * at kill_at, which leaves lease_safety() for the kernel).
+ */
+static int64_t
+due_lease(struct run *r, int64_t now)
+{
+	const struct config *c = r->cfg;
+	int64_t kill_at, term_at, grace = config_kill_after(c);
+	char why[256] = "", m[320];
+
+	if (!r->held || (r->lost && r->stopping))
+		return INT64_MAX;
+	kill_at = lease_ends(r) - lease_safety(c->ttl);
+	term_at = kill_at - grace;
+	if (r->renew != NULL && renew_lost(r->renew, why, sizeof(why))) {
+		lease_lost(r, why, now + grace < kill_at ? now + grace : kill_at);
+	} else if (now >= term_at && !r->lost) {
+		snprintf(m, sizeof(m), "could not renew in time%s%s",
+		    why[0] ? ": " : "", why);
+		lease_lost(r, m, kill_at);
+	} else if (!r->lost)
+		return term_at;
+	if (r->lost && r->stopping && kill_at < r->kill_at)
+		r->kill_at = kill_at;
+	return INT64_MAX;
+}
+
+/* --max-time: stop the command once it has run that long. */
+static int64_t
+due_max_time(struct run *r, int64_t now)
+{
+	const struct config *c = r->cfg;
+	int64_t end = r->started + c->max_time;
+
+	if (c->max_time <= 0 || r->timed_out)
+		return INT64_MAX;
+	if (now < end)
+		return end;
+	r->timed_out = 1;
+	log_error("command ran for --max-time; stopping it");
+	stop_command(r, 0, now + config_kill_after(c));
+	return INT64_MAX;
+}
+
+/* SIGKILL once the grace after SIGTERM has passed. */
+static int64_t
+due_kill(struct run *r, int64_t now)
+{
+	if (!r->stopping || r->kill_at == 0)
+		return INT64_MAX;
+	if (now < r->kill_at)
+		return r->kill_at;
+	child_kill_tree(&r->child);
+	r->kill_at = 0;
+	return INT64_MAX;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * Act on every deadline that is due and return when to look again.
+ * Called first thing after every wake-up, so that a redlock that was
+ * paused past its lease stops the command before anything else.
+ */
+static int64_t
+check_deadlines(struct run *r)
+{
+	int64_t now = clock_ms(), next = now + IDLE_MS;
+
+	next = min64(next, due_guard(r, now));
+	next = min64(next, due_renewal(r, now));
+	next = min64(next, due_lease(r, now));
+	next = min64(next, due_max_time(r, now));
+	return min64(next, due_kill(r, now));
+}
+
+/* The job was continued: before the command may run again, make sure
+ * the lock is ours (renewed, or taken again with the same token). */
+static void
+resume(struct run *r)
+{
+	struct lock_outcome o = { 0 };
+	int64_t last = renew_stop(r->renew);
+
+	r->renew = NULL;
+	if (last > r->lock->sent_at)
+		r->lock->sent_at = last;
+	if (r->held && !r->lost) {
+		enum lock_result res = lock_retake(r->lock, &o);
+
+		if (res == LOCK_BUSY ||
+		    (res != LOCK_HELD && clock_ms() >= lease_ends(r))) {
+			lease_lost(r, o.err[0] ? o.err : "taken while suspended",
+			    clock_ms());
+			child_kill_tree(&r->child);
+			return;
+		}
+		r->renew = renew_start(r->lock, r->lock->sent_at,
+		    sig_notify_fd(), r->lease_fd);
+		guard_lease(r->lease_fd, lease_ends(r));
+	}
+	child_give_terminal(&r->child);
+	child_signal(&r->child, SIGCONT);
+}
+
+/*
+ * The command was stopped by job control (Ctrl-Z, or reading or
+ * writing the terminal from the background): stop the rest of its tree,
+ * hand the terminal back, and stop redlock by the same signal so the
+ * shell shows the job stopped.  The lease may lapse meanwhile; the
+ * guard does not enforce it while everything is stopped.
+ */
+static void
+suspend(struct run *r, int status)
+{
+	int sig = WSTOPSIG(status);
+
+	if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+		return;
+	child_signal(&r->child, SIGSTOP);
+	guard_lease(r->lease_fd, GUARD_NO_LEASE);
+	child_take_terminal(&r->child);
+	sig_stop_self(sig);
+	resume(r);
+}
+
+/* Forward the signals that arrived; SIGTERM and SIGHUP also continue a
+ * stopped command so that it can act on them. */
+static void
+forward_signals(struct run *r)
+{
+	int sig;
+
+	while ((sig = sig_next()) >= 0) {
+		if (sig == SIGCHLD || sig == SIG_EVENT)
+			continue;
+		child_signal(&r->child, sig);
+		if (sig == SIGTERM || sig == SIGHUP)
+			child_signal(&r->child, SIGCONT);
+	}
+}
+
+/*
+ * Wait for the command and the rest of its tree to end, forwarding
+ * signals and enforcing the lease and --max-time.  Returns the
+ * command's wait status.
+ */
+int
+supervise(struct run *r)
+{
+	struct pollfd p = { .fd = sig_fd(), .events = POLLIN };
+	int status = 0, done = 0;
+
+	r->started = clock_ms();
+	r->renew_at = r->held ? r->lock->sent_at +
+	    lease_renew_every(r->lock->ttl) : 0;
+	r->guard_at = r->started + GUARD_DELAY_MS;
+	for (;;) {
+		int64_t next = check_deadlines(r), left = next - clock_ms();
+		int st;
+		enum child_event ev = child_reap(&r->child, &st);
+
+		if (ev == CHILD_EXITED) {
+			status = st;
+			done = 1;
+			/* The lock is no longer ours: whatever the command
+			 * left running is stopped too. */
+			if (r->stopping)
+				child_kill_tree(&r->child);
+		} else if (ev == CHILD_STOPPED && !done)
+			suspend(r, st);
+		if (done && !child_tree_alive(&r->child))
+			break;
+		if (done && left > TREE_POLL_MS)
+			left = TREE_POLL_MS;
+		if (poll(&p, 1, left < 0 ? 0 : left > IDLE_MS ? IDLE_MS :
+		    (int)left) < 0 && errno != EINTR)
+			break;
+		forward_signals(r);
+	}
+	return status;
+}
+
+/* After the command: stop renewing and stand the guard down. */
+void
+supervise_end(struct run *r)
+{
+	renew_stop(r->renew);
+	r->renew = NULL;
+	guard_stop(&r->guard_fd);
+}

@@ -1,0 +1,180 @@
+/*
+ * wait.c - when to try again.  A waiter never spins: between attempts
+ * it blocks on the wake lists that releases push to (BLPOP, on every
+ * server at once, on the connection it already has), bounded by the
+ * holder's TTL (a dead holder's key expires) and by a poll interval (a
+ * foreign client releases without waking anyone).
+ */
+#include "wait.h"
+
+#include <poll.h>
+#include <stdio.h>
+
+#include "clock.h"
+#include "quorum.h"
+
+/* The longest sleep between attempts while the lock is busy: the delay
+ * before a release by a foreign client (redis-py, ...), which pushes no
+ * wake-up, is noticed.  Jittered so that waiters do not move in step. */
+#define WAIT_POLL_MS 250
+#define WAIT_POLL_JITTER_MS 50
+
+/* Redlock: contenders that split the votes back off by a random delay
+ * of up to this before trying again. */
+#define WAIT_SPLIT_BACKOFF_MS 30
+
+/* A first attempt that fails is final (69 within seconds), unless
+ * servers were merely slow and it took less than this: a busy machine
+ * deserves another try. */
+#define WAIT_SLOW_FIRST_MS 1000
+
+/* Later failures are final once they persist this many attempts and
+ * this long; between them the sleep grows by WAIT_FAIL_STEP_MS. */
+#define WAIT_FAIL_TRIES 3
+#define WAIT_FAIL_PERSIST_MS 1500
+#define WAIT_FAIL_STEP_MS 100
+
+/* A blocked BLPOP's reply may come this late after its timeout (the
+ * server checks timeouts hz times a second) without counting as a
+ * failure. */
+#define WAIT_BLOCK_SLACK_MS 1000
+
+/* Sleep until t (clock_ms), or return -1 at once if interrupted. */
+static int
+nap_until(int64_t t, int intr_fd)
+{
+	struct pollfd p = { .fd = intr_fd, .events = POLLIN };
+	int64_t left = t - clock_ms();
+
+	if (left <= 0)
+		return 0;
+	return poll(&p, intr_fd >= 0 ? 1 : 0, (int)left) > 0 ? -1 : 0;
+}
+
+/* Any server answered (a wake-up, or BLPOP's own timeout). */
+static int
+any_reply(const struct conn_req *r, int n, const void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < n; i++)
+		if (r[i].reply != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * Sleep until the lock may have become free, at most ms and never past
+ * `hard` (the -w deadline, or -1): block on every server's wake list at
+ * once; the first answer ends the wait, and connections still blocked
+ * are closed (their BLPOP would hold up the next command).  Returns 0,
+ * -1 on interruption, or 1 when no server answered (after sleeping out
+ * ms, so that failing servers are not hammered).
+ */
+static int
+wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+	struct args a = { .script = -1 };
+	int64_t until, deadline;
+	char t[32];
+	int rc, answered = 0;
+
+	if (ms < 1)
+		ms = 1;
+	until = clock_ms() + ms;
+	deadline = until + l->op_timeout + WAIT_BLOCK_SLACK_MS;
+	if (hard >= 0 && deadline > hard)
+		deadline = hard;
+	snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
+	args_str(&a, "BLPOP");
+	args_add(&a, l->k.wake, l->k.wakelen);
+	args_str(&a, t);
+	rc = quorum_exec(l->conns, l->n, &a, r, deadline, intr_fd, any_reply,
+	    NULL, NULL, 0);
+	for (int i = 0; i < l->n; i++) {
+		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR)
+			answered++;
+		else if (r[i].reply == NULL && !r[i].timed_out &&
+		    l->conns[i].discard > 0)
+			conn_close(&l->conns[i]);
+		else if (!(hard >= 0 && clock_ms() >= hard))
+			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
+	}
+	conn_req_clear(r, l->n);
+	if (rc < 0)
+		return -1;
+	if (answered > 0 || (hard >= 0 && clock_ms() >= hard))
+		return 0;
+	return nap_until(until, intr_fd) < 0 ? -1 : 1;
+}
+
+/* How long to sleep before the next attempt while the lock is busy. */
+static int64_t
+busy_sleep(const struct lock_outcome *o, int64_t left)
+{
+	int64_t ms = WAIT_POLL_MS + clock_jitter(WAIT_POLL_JITTER_MS);
+
+	if (o->busy_pttl >= 0 && o->busy_pttl + 1 < ms)
+		ms = o->busy_pttl + 1;
+	if (left >= 0 && left < ms)
+		ms = left;
+	return ms;
+}
+
+/* Is this result final, on the first attempt? */
+static int
+final_first(enum lock_result res, const struct lock_outcome *o, int64_t wait,
+    int64_t took)
+{
+	if (res == LOCK_HELD || res == LOCK_REENTRANT || res == LOCK_INTERRUPTED)
+		return 1;
+	return res == LOCK_UNAVAILABLE &&
+	    (!o->slow || wait == 0 || took >= WAIT_SLOW_FIRST_MS);
+}
+
+/*
+ * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
+ * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
+ */
+enum lock_result
+wait_acquire(struct lock *l, int64_t wait, int intr_fd,
+    struct lock_outcome *o)
+{
+	int64_t start = clock_ms(), since = 0;
+	int64_t until = wait < 0 ? -1 : start + wait;
+	int failures = 0, first = 1;
+
+	for (;;) {
+		enum lock_result res = lock_try(l, o, intr_fd);
+		int64_t left, ms;
+		int rc;
+
+		if (first ? final_first(res, o, wait, clock_ms() - start) :
+		    res != LOCK_BUSY && res != LOCK_UNAVAILABLE)
+			return res;
+		first = 0;
+		left = until < 0 ? -1 : until - clock_ms();
+		if (res == LOCK_BUSY) {
+			failures = 0;
+			if (wait == 0 || (until >= 0 && left <= 0))
+				return res;
+			if (l->n > 1 && nap_until(clock_ms() +
+			    clock_jitter(WAIT_SPLIT_BACKOFF_MS), intr_fd) < 0)
+				return LOCK_INTERRUPTED;
+			ms = busy_sleep(o, left);
+		} else {
+			if (failures++ == 0)
+				since = clock_ms();
+			if (failures >= WAIT_FAIL_TRIES &&
+			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS)
+				return res;
+			ms = WAIT_FAIL_STEP_MS * failures;
+		}
+		rc = wait_wake(l, ms, until, intr_fd, o);
+		if (rc < 0)
+			return LOCK_INTERRUPTED;
+		if (rc > 0 && failures++ == 0)
+			since = clock_ms();
+	}
+}
