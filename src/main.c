@@ -16,6 +16,7 @@
 #include "exit.h"
 #include "lock.h"
 #include "log.h"
+#include "quorum.h"
 #include "run.h"
 #include "sig.h"
 #include "verbs.h"
@@ -87,7 +88,8 @@ static int
 dispatch(const struct config *cfg, int *die_by)
 {
 	struct conn *conns = calloc((size_t)cfg->nurls, sizeof(*conns));
-	struct lock lock;
+	struct lock lock = { 0 };
+	char err[512];
 	int code;
 
 	if (conns == NULL) {
@@ -96,7 +98,11 @@ dispatch(const struct config *cfg, int *die_by)
 	}
 	for (int i = 0; i < cfg->nurls; i++)
 		conn_init(&conns[i], &cfg->urls[i], cfg->password);
-	if (lock_init(&lock, conns, cfg->nurls, cfg->prefix,
+	if (cfg->nurls > 1 && quorum_distinct(conns, cfg->nurls, err,
+	    sizeof(err)) < 0) {
+		log_usage("%s", err);
+		code = EXIT_USAGE;
+	} else if (lock_init(&lock, conns, cfg->nurls, cfg->prefix,
 	    cfg->name != NULL ? cfg->name : "", cfg->ttl) < 0) {
 		log_error("out of memory");
 		code = EXIT_INTERNAL;

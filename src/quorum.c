@@ -9,6 +9,14 @@
 #include "quorum.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+
+/* How long the servers have to tell their run ids: a server slower than
+ * this is not checked (a stopped server must not cost a second before
+ * the lock operation's own timeout). */
+#define QUORUM_DISTINCT_TIMEOUT_MS 250
 
 /*
  * The verdict of n servers of which `yes` agreed and `answered` (yes
@@ -36,7 +44,11 @@ void
 quorum_note(const struct conn *c, const struct conn_req *r, char *err,
     size_t errlen)
 {
-	if (err == NULL || err[0] != '\0')
+	/* A reply that was no longer needed (conn_exec_until() settled
+	 * without it) is no failure. */
+	if (err == NULL || err[0] != '\0' ||
+	    (r->reply == NULL && r->err[0] != '\0' && !r->timed_out &&
+	    strstr(r->err, ": no reply needed") != NULL))
 		return;
 	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
 		snprintf(err, errlen, "%s: %s", c->name, r->reply->str);
@@ -106,5 +118,57 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 	rc = 0;
 	for (int i = 0; i < n; i++)
 		rc += r[i].reply != NULL;
+	return rc;
+}
+
+/* The run_id field of an INFO server reply, copied into id (or ""). */
+static void
+run_id_of(const redisReply *p, char *id, size_t len)
+{
+	const char *s;
+
+	id[0] = '\0';
+	if (p == NULL || p->type != REDIS_REPLY_STRING ||
+	    (s = strstr(p->str, "run_id:")) == NULL)
+		return;
+	s += 7;
+	snprintf(id, len, "%.*s", (int)strcspn(s, "\r\n"), s);
+}
+
+/*
+ * Several URLs must be several servers: a majority of the same server
+ * twice is no majority.  Asks every server its run id (INFO server, one
+ * round, only with several URLs).  Returns 0, or -1 with the two
+ * servers named in err; servers that do not answer are left to the
+ * operation that follows.
+ */
+int
+quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
+{
+	struct conn_req r[n];
+	struct args a = { .script = -1 };
+	char id[n][48];
+	int rc = 0;
+
+	args_str(&a, "INFO");
+	args_str(&a, "server");
+	for (int i = 0; i < n; i++) {
+		r[i].argc = a.argc;
+		r[i].argv = a.argv;
+		r[i].argvlen = a.len;
+	}
+	conn_exec(conns, r, n, clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS, -1);
+	for (int i = 0; i < n; i++)
+		run_id_of(r[i].reply, id[i], sizeof(id[i]));
+	for (int i = 0; i < n && rc == 0; i++)
+		for (int j = 0; j < i && rc == 0; j++)
+			if (id[i][0] != '\0' && strcmp(id[i], id[j]) == 0) {
+				snprintf(err, errlen, "%s and %s are the same "
+				    "server (run id %s): a quorum needs "
+				    "independent servers", conns[j].name,
+				    conns[i].name, id[i]);
+				rc = -1;
+			}
+	conn_req_clear(r, n);
 	return rc;
 }

@@ -28,6 +28,7 @@ enum verdict quorum_decide(int n, int yes, int answered, int pending);
 int quorum_exec(struct conn *conns, int n, struct args *a,
     struct conn_req *r, int64_t deadline, int intr_fd,
     conn_settled_fn *settled, const char *skip, char *err, size_t errlen);
+int quorum_distinct(struct conn *conns, int n, char *err, size_t errlen);
 void quorum_note(const struct conn *c, const struct conn_req *r, char *err,
     size_t errlen);
 
