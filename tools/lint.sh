@@ -15,6 +15,8 @@
 #     agree), against the binary built by the cc step
 #   - completions: zsh -n and fish -n on the zsh and fish completions
 #     (where zsh and fish are installed)
+#   - shape: no src/*.c over 600 lines, no function over 80 lines (the
+#     sizes at which a file or a function stops being read at once)
 #
 # Usage: tools/lint.sh [STEP...]            (default: every step)
 # Every step runs even when an earlier one failed; a step whose tool is
@@ -24,7 +26,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 70
 
-all_steps=(cc cppcheck clang-tidy shellcheck mandoc options completions)
+all_steps=(cc cppcheck clang-tidy shellcheck mandoc options completions shape)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all_steps[@]}")
 
@@ -134,6 +136,28 @@ step_completions() {
 	else
 		echo "lint: fish not installed; completions/redlock.fish not checked" >&2
 	fi
+	return "$status"
+}
+
+# A function starts at a line "name(" in column 0 (the style puts the
+# return type on the line above) and ends at the next "}" in column 0.
+step_shape() {
+	local status=0 f
+	for f in src/*.c; do
+		if (($(wc -l <"$f") > 600)); then
+			echo "lint: $f has $(wc -l <"$f") lines (at most 600)" >&2
+			status=1
+		fi
+		awk -v f="$f" '
+			/^[a-z_][a-z0-9_]*\(/ { name = $0; start = NR }
+			/^}/ && start { if (NR - start + 2 > 80)
+				printf "lint: %s: %s is %d lines (at most 80)\n",
+				    f, substr(name, 1, index(name, "(") - 1),
+				    NR - start + 2 > "/dev/stderr"; start = 0 }
+		' "$f"
+		awk '/^[a-z_][a-z0-9_]*\(/ { s = NR } /^}/ && s { if (NR - s + 2 > 80) bad = 1; s = 0 }
+			END { exit bad }' "$f" || status=1
+	done
 	return "$status"
 }
 
