@@ -10,7 +10,8 @@
  *   base "\0meta"   holder metadata, a hash expiring with K
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers PROTO_WAKE_LINGER
- * where base keeps K's Redis Cluster hash slot (see aux_key()).  An
+ * where base puts them in K's Redis Cluster hash slot, for every NAME
+ * (see aux_key()), so that every script runs on one node.  An
  * argv string cannot hold a NUL byte, so no NAME can collide with them.
  *
  * Fences strictly increase on a server although the counter expires: a
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "sha1.h"
+#include "slot.h"
 
 /*
  * Take the lock if it is free.  KEYS: K, fence, meta.  ARGV: token,
@@ -145,35 +147,31 @@ static const char *const scripts[SCRIPT_COUNT] = {
 /* The scripts' SHA-1 names, computed on first use. */
 static char shas[SCRIPT_COUNT][41];
 
-/* Does the key have a Redis Cluster hash tag: a non-empty "{...}"? */
-static int
-has_hash_tag(const char *k, size_t n)
-{
-	const char *o = memchr(k, '{', n), *c;
-
-	if (o == NULL)
-		return 0;
-	c = memchr(o + 1, '}', n - (size_t)(o + 1 - k));
-	return c != NULL && c > o + 1;
-}
-
 /*
- * Build base + "\0" + suffix into a new buffer, where base is K itself
- * when K has a hash tag (the suffix does not move its slot), "{K}" when
- * K has no '}' (the tag is exactly K), and K otherwise.  Returns NULL
+ * Build an auxiliary key of K: base + "\0" + suffix, in K's hash slot
+ * whatever K is.  base is K itself when K has a hash tag (the suffix
+ * does not move its slot); "{K}" when K has no '}' (the tag is exactly
+ * K); else, for a K with a '}' but no tag ("deploy}v2"), "{T}K" with T
+ * a short tag of K's slot (slot_tag()).  Returns a new buffer, or NULL
  * when out of memory.
  */
 static char *
 aux_key(const char *k, size_t n, const char *suffix, size_t *len)
 {
-	size_t sl = strlen(suffix);
-	int wrap = !has_hash_tag(k, n) && memchr(k, '}', n) == NULL;
-	char *b = malloc(n + sl + 4), *p = b;
+	size_t sl = strlen(suffix), tl = 0;
+	int tagged = slot_has_tag(k, n), wrap = !tagged && !memchr(k, '}', n);
+	char tag[4] = "", *b, *p;
 
-	if (b == NULL)
+	if (!tagged && !wrap)
+		tl = slot_tag(slot_of(k, n), tag);
+	if ((b = p = malloc(n + sl + tl + 6)) == NULL)
 		return NULL;
-	if (wrap)
+	if (wrap || tl > 0)
 		*p++ = '{';
+	memcpy(p, tag, tl);
+	p += tl;
+	if (tl > 0)
+		*p++ = '}';
 	memcpy(p, k, n);
 	p += n;
 	if (wrap)
