@@ -142,6 +142,6 @@ main(int argc, char **argv)
 	if (fflush(stdout) != 0 && code == 0)
 		code = EXIT_INTERNAL;
 	if (die_by != 0)
-		sig_die_by(die_by);
+		sig_die_by(die_by < 0 ? -die_by : die_by, die_by < 0);
 	return code;
 }

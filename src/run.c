@@ -6,6 +6,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -72,7 +73,8 @@ spawn(const struct config *c, struct run *r)
 /*
  * The run form.  Returns the exit status; *die_by is set to the signal
  * that killed the command when redlock should die of it too (it has no
- * status of its own to report), else 0.
+ * status of its own to report), negated when its whole process group
+ * should, else 0.
  */
 int
 run_command(const struct config *c, struct lock *l, int *die_by)
@@ -98,6 +100,10 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 		    child_exit_status(status);
 		if (!r.lost && !r.timed_out && WIFSIGNALED(status))
 			*die_by = WTERMSIG(status);
+		/* Ctrl-C and Ctrl-\ from the terminal reached only the
+		 * command's group: pass them on to ours (see sig_die_by()). */
+		if (r.child.foreground && (*die_by == SIGINT || *die_by == SIGQUIT))
+			*die_by = -*die_by;
 	}
 	supervise_end(&r);
 	if (r.held)

@@ -190,12 +190,15 @@ sig_stop_self(int sig)
 
 /*
  * Die of sig as the command did, so that the calling shell sees what
- * it would see without redlock (a loop stops on Ctrl-C): default
- * disposition, no core dump, unblocked, raised.  Returns only if that
+ * it would see without redlock: default disposition, no core dump,
+ * unblocked, raised.  With group, sig goes to our whole process group:
+ * the terminal's Ctrl-C reached only the command's group, which had the
+ * terminal, and a script that ran us stops its loop only if it gets the
+ * signal too (as it would have without redlock).  Returns only if that
  * did not kill us.
  */
 void
-sig_die_by(int sig)
+sig_die_by(int sig, int group)
 {
 	struct rlimit none = { 0, 0 };
 	sigset_t one;
@@ -207,5 +210,7 @@ sig_die_by(int sig)
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	if (group)
+		kill(0, sig);
 	raise(sig);
 }

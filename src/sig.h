@@ -14,6 +14,6 @@ int sig_next(void);
 int sig_ignored(int sig);
 void sig_child_defaults(void);
 void sig_stop_self(int sig);
-void sig_die_by(int sig);
+void sig_die_by(int sig, int group);
 
 #endif
