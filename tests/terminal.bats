@@ -28,8 +28,9 @@ teardown() { common_teardown; }
 	assert key_absent redlock:ttyread
 }
 
-# type_when_started FILE: once FILE exists (bounded wait), type Ctrl-C,
-# then keep the terminal open until the shell inside has answered.
+# type_when_started FILE [KEY]: once FILE exists (bounded wait), type
+# Ctrl-C, then keep the terminal open until the shell inside has answered
+# (FILE.done) or, with KEY, until KEY is gone.
 type_when_started() {
 	local i
 	for ((i = 0; i < 200; i++)); do
@@ -39,17 +40,30 @@ type_when_started() {
 	printf '\003'
 	for ((i = 0; i < 200; i++)); do
 		[[ -e $1.done ]] && break
+		[[ -n ${2:-} ]] && key_absent "$2" && break
 		sleep 0.05
 	done
 }
 
-@test "Ctrl-C on the terminal stops the command, redlock exits 130 and releases" {
+@test "Ctrl-C on the terminal stops the command and the calling shell, as with flock, and releases" {
 	local m=$BATS_TEST_TMPDIR/started
-	run -0 timeout 20 script -qec \
+	run timeout 20 script -qec \
 	    "$RL ttyint sh -c 'echo started; : >$m; sleep 10; echo not reached'; echo rc=\$?; : >$m.done" \
-	    /dev/null < <(type_when_started "$m")
+	    /dev/null < <(type_when_started "$m" redlock:ttyint)
 	assert_output --partial started
 	refute_output --partial 'not reached'
-	assert_output --partial 'rc=130'
+	# The shell that ran redlock got the SIGINT too and did not go on.
+	refute_output --partial 'rc='
 	assert key_absent redlock:ttyint
+}
+
+@test "Ctrl-C in a script's loop stops the script, as with flock" {
+	local m=$BATS_TEST_TMPDIR/started
+	printf '%s\n' "for f in a b c; do $RL \"loop\$f\" sh -c ': >$m; sleep 10'; echo \"next \$f\"; done; echo loopdone" \
+	    >"$BATS_TEST_TMPDIR/loop.sh"
+	run timeout 20 script -qec "bash $BATS_TEST_TMPDIR/loop.sh" /dev/null \
+	    < <(type_when_started "$m" redlock:loopa)
+	refute_output --partial 'next a'
+	refute_output --partial loopdone
+	assert key_absent redlock:loopa
 }
