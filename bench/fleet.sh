@@ -12,16 +12,20 @@
 #       FLEET_LINGER seconds later (the fence counter's linger is 60 s):
 #       nothing of redlock's may remain
 #   G3  Redis server CPU per `redlock NAME true` against one `redis-cli
-#       PING` run (and a floor: one connection from bash sending `SET
-#       NX PX` and a check-and-delete EVALSHA), FLEET_RUNS runs each,
-#       taking turns, each tool on a server of its own
+#       PING` run, FLEET_RUNS runs each, taking turns, each tool on a
+#       server of its own; beside them the floor of any lock around a
+#       command (bench/tools/lockfloor.c: one hiredis connection, `SET
+#       NX PX`, then a check-and-delete EVALSHA), with and without
+#       running `true` in between
 #   G4  server time of the commands per acquire+release (INFO
 #       commandstats: the top-level commands, which include the
 #       commands the scripts call): `redlock NAME true` against
 #       redis-py's Lock in a process of its own (bench/tools/pylock),
 #       FLEET_PY_RUNS each, taking turns
 #   G5  one renewal: commandstats and server CPU over a window in which
-#       20 holders with -t 300ms renew and nothing else happens
+#       20 holders with -t 300ms renew and nothing else happens; beside
+#       them 20 lockfloor holders extending with a check-and-PEXPIRE
+#       script every 100 ms, on a server of their own
 #
 # Server CPU is read from /proc/PID: utime+stime (as the issue asks,
 # 1/CLK_TCK resolution) and the tasks' schedstat run time (ns), with
@@ -263,22 +267,20 @@ bench_g1() {
 	# Hold 5 s: about 7 renewals each (every 667 ms).  Server CPU and
 	# commandstats over that window: renewals at scale.
 	read -r s0 _ < <(cpu "$G1_PID")
-	r0=$(cmdstats "$G1_PORT" | awk '$1 ~ /^eval/ { c += $2; u += $3 } END { print c + 0, u + 0 }')
+	r0=$(eval_stats "$G1_PORT")
 	w0=$(now_us)
 	R[g1_clients]=$(info "$G1_PORT" clients connected_clients)
-	R[g1_tasks]=$(($(tasks) - tasks0))
-	R[g1_mem_kb]=$((mem0 - $(mem_available)))
-	R[g1_used_held]=$(info "$G1_PORT" memory used_memory)
 	sleep 5
 	c=$(info "$G1_PORT" clients connected_clients)
 	[ "$c" -gt "${R[g1_clients]}" ] && R[g1_clients]=$c
+	# Renewal threads start when the first renewal is due: count now.
+	R[g1_tasks]=$(($(tasks) - tasks0))
+	R[g1_mem_kb]=$((mem0 - $(mem_available)))
+	R[g1_used_held]=$(info "$G1_PORT" memory used_memory)
 	w1=$(now_us)
-	r1=$(cmdstats "$G1_PORT" | awk '$1 ~ /^eval/ { c += $2; u += $3 } END { print c + 0, u + 0 }')
+	r1=$(eval_stats "$G1_PORT")
 	read -r s1 _ < <(cpu "$G1_PID")
-	R[g1_renewals]=$(awk -v a="$r0" -v b="$r1" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] }')
-	R[g1_renew_lua]=$(awk -v a="$r0" -v b="$r1" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		printf "%.1f", (y[2] - x[2]) / (y[1] - x[1]) }')
-	R[g1_renew_cpu]=$(calc "\"%.1f\", ($((s1 - s0)) - $IDLE * $((w1 - w0)) / 1e6) / 1000 / ${R[g1_renewals]}")
+	read -r "R[g1_renewals]" "R[g1_renew_lua]" "R[g1_renew_cpu]" < <(per_call "$r0" "$r1" "$s0" "$s1" $((w1 - w0)))
 	log "G1: releasing"
 	release_all "$TMP/g1.status" "$fifo" "${HOLDERS[@]}"
 	HOLDERS=()
@@ -322,54 +324,66 @@ per_run() {
 		    ((y[2] - x[2]) * 1e6 / tck - idle * us / 1e9) / runs }'
 }
 
-# The floor of a lock run as the server sees it: one connection (bash's
-# /dev/tcp, no process started) sending SET NX PX, then, once that
-# answered, a check-and-delete script: two round trips, as a lock
-# around a command needs.
-floor_run() {
-	local a b
-	exec 8<>"/dev/tcp/127.0.0.1/$1" || return 1
-	printf 'SET floor tok NX PX 30000\r\n' >&8
-	read -r a <&8
-	printf 'EVALSHA %s 1 floor tok\r\n' "$2" >&8
-	read -r b <&8
-	exec 8>&-
-	[ "$a" = $'+OK\r' ] && [ "$b" = $':1\r' ]
+# Build bench/tools/lockfloor.c into $FLOOR (hiredis linked as redlock
+# links it: statically when the archive is there).  FLOOR stays empty
+# when it cannot be built.
+build_floor() {
+	local src=$BENCH/tools/lockfloor.c cflags
+	FLOOR=$TMP/lockfloor
+	cflags=$(pkg-config --cflags hiredis 2>/dev/null)
+	# shellcheck disable=SC2086,SC2046 # pkg-config's words
+	cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$src" \
+	    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
+	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$src" \
+	    $(pkg-config --libs hiredis 2>/dev/null) 2>/dev/null || FLOOR=
+	[ -n "$FLOOR" ] || log "cannot build bench/tools/lockfloor.c: no floor rows"
+}
+
+CAD='if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0'
+EXT='if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
+
+# One round of G3: redlock, redis-cli PING, the floors.
+g3_round() {
+	"$REDLOCK" -u "redis://127.0.0.1:$GA_PORT" cpu true || R[g3_fail]=1
+	rcli "$GB_PORT" PING >/dev/null
+	[ -n "$FLOOR" ] || return 0
+	"$FLOOR" run "$GE_PORT" floor "$SHA_E" || R[g3_fail]=1
+	"$FLOOR" run "$GC_PORT" floor "$SHA_C" true || R[g3_fail]=1
 }
 
 bench_g3() {
-	local i a0 a1 b0 b1 e0 e1 t0 t1 sha
+	local i a0 a1 b0 b1 e0 e1 c0 c1 t0 t1 p
 	start_redis GA
 	start_redis GB
 	start_redis GE
-	sha=$(rcli "$GE_PORT" SCRIPT LOAD \
-	    'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0')
+	start_redis GC
+	SHA_E=$(rcli "$GE_PORT" SCRIPT LOAD "$CAD")
+	SHA_C=$(rcli "$GC_PORT" SCRIPT LOAD "$CAD")
 	# Warm up: the scripts are loaded, the binaries cached.
 	for ((i = 0; i < 20; i++)); do
-		"$REDLOCK" -u "redis://127.0.0.1:$GA_PORT" cpu true
-		rcli "$GB_PORT" PING >/dev/null
-		floor_run "$GE_PORT" "$sha"
+		g3_round
 	done
-	for p in "$GA_PORT" "$GB_PORT" "$GE_PORT"; do rcli "$p" CONFIG RESETSTAT >/dev/null; done
-	log "G3: $RUNS runs each of redlock NAME true, redis-cli PING, the floor, in turn"
-	a0=$(cpu "$GA_PID") b0=$(cpu "$GB_PID") e0=$(cpu "$GE_PID")
+	for p in "$GA_PORT" "$GB_PORT" "$GE_PORT" "$GC_PORT"; do
+		rcli "$p" CONFIG RESETSTAT >/dev/null
+	done
+	log "G3: $RUNS runs each of redlock NAME true, redis-cli PING and the floors, in turn"
+	a0=$(cpu "$GA_PID") b0=$(cpu "$GB_PID") e0=$(cpu "$GE_PID") c0=$(cpu "$GC_PID")
 	t0=$(now_us)
 	for ((i = 0; i < RUNS; i++)); do
-		"$REDLOCK" -u "redis://127.0.0.1:$GA_PORT" cpu true || R[g3_fail]=1
-		rcli "$GB_PORT" PING >/dev/null
-		floor_run "$GE_PORT" "$sha" || R[g3_fail]=1
+		g3_round
 	done
 	t1=$(now_us)
-	a1=$(cpu "$GA_PID") b1=$(cpu "$GB_PID") e1=$(cpu "$GE_PID")
+	a1=$(cpu "$GA_PID") b1=$(cpu "$GB_PID") e1=$(cpu "$GE_PID") c1=$(cpu "$GC_PID")
 	read -r "R[g3_rl]" "R[g3_rl_t]" < <(per_run "$a0" "$a1" "$RUNS" $((t1 - t0)))
 	read -r "R[g3_ping]" "R[g3_ping_t]" < <(per_run "$b0" "$b1" "$RUNS" $((t1 - t0)))
-	read -r "R[g3_floor]" "R[g3_floor_t]" < <(per_run "$e0" "$e1" "$RUNS" $((t1 - t0)))
+	if [ -n "$FLOOR" ]; then
+		read -r "R[g3_floor]" _ < <(per_run "$e0" "$e1" "$RUNS" $((t1 - t0)))
+		read -r "R[g3_floorcmd]" _ < <(per_run "$c0" "$c1" "$RUNS" $((t1 - t0)))
+	fi
 	R[g3_s]=$(calc "\"%.0f\", $((t1 - t0)) / 1e6")
 	# What the runs asked of the server: calls and µs per run.
 	cmdstats "$GA_PORT" | awk -v n="$RUNS" '$1 !~ /^(info|config)/ {
 		printf "%s %.2f %.2f\n", $1, $2 / n, $3 / n }' | sort -k3,3 -rn >"$TMP/g3.cmds"
-	cmdstats "$GE_PORT" | awk -v n="$RUNS" '$1 !~ /^(info|config)/ {
-		printf "%s %.2f %.2f\n", $1, $2 / n, $3 / n }' | sort -k3,3 -rn >"$TMP/g3.floor"
 }
 
 # Top-level command µs per run: eval* for redlock, set + eval* for
@@ -405,10 +419,26 @@ bench_g4() {
 # ---------------------------------------------------------------------------
 # G5: renewals alone in a window.
 
+# "calls usec" of the eval commands on a server.
+eval_stats() {
+	cmdstats "$1" | awk '$1 ~ /^eval/ { c += $2; u += $3 } END { print c + 0, u + 0 }'
+}
+
+# per_call EVAL0 EVAL1 CPU0 CPU1 US: "calls µs-of-commands µs-of-CPU"
+# per eval call over a window of US µs (the server's idle rate less).
+per_call() {
+	awk -v a="$1" -v b="$2" -v c0="$3" -v c1="$4" -v us="$5" -v idle="$IDLE" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); n = y[1] - x[1]
+		if (n <= 0) { print 0, "nan", "nan"; exit }
+		printf "%d %.1f %.1f\n", n, (y[2] - x[2]) / n, (c1 - c0 - idle * us / 1e6) / 1000 / n }'
+}
+
 bench_g5() {
-	local i fifo="$TMP/g5.fifo" held s0 s1 r0 r1 w0 w1
+	local i fifo="$TMP/g5.fifo" held s0 s1 g0 g1 r0 r1 f0 f1 w0 w1 floors=()
 	mkfifo "$fifo"
 	rcli "$GA_PORT" CONFIG RESETSTAT >/dev/null
+	start_redis GF
+	SHA_F=$(rcli "$GF_PORT" SCRIPT LOAD "$EXT")
 	log "G5: $RENEWERS holders renewing every 100 ms (-t 300ms)"
 	for ((i = 0; i < RENEWERS; i++)); do
 		# shellcheck disable=SC2016 # expanded by sh
@@ -421,20 +451,38 @@ bench_g5() {
 		[ "$held" -ge "$RENEWERS" ] && break
 		sleep 0.1
 	done
-	r0=$(cmdstats "$GA_PORT" | awk '$1 ~ /^eval/ { c += $2; u += $3 } END { print c + 0, u + 0 }')
+	if [ -n "$FLOOR" ]; then
+		# 80 extensions, 100 ms apart: past the window's end.
+		for ((i = 0; i < RENEWERS; i++)); do
+			"$FLOOR" hold "$GF_PORT" "floor-$i" "$SHA_F" 100 80 &
+			floors+=("$!")
+		done
+		for ((i = 0; i < 100; i++)); do
+			[ "$(rcli "$GF_PORT" DBSIZE)" -ge "$RENEWERS" ] && break
+			sleep 0.05
+		done
+	fi
+	r0=$(eval_stats "$GA_PORT") f0=$(eval_stats "$GF_PORT")
 	read -r s0 _ < <(cpu "$GA_PID")
+	read -r g0 _ < <(cpu "$GF_PID")
 	w0=$(now_us)
 	sleep 5
 	read -r s1 _ < <(cpu "$GA_PID")
+	read -r g1 _ < <(cpu "$GF_PID")
 	w1=$(now_us)
-	r1=$(cmdstats "$GA_PORT" | awk '$1 ~ /^eval/ { c += $2; u += $3 } END { print c + 0, u + 0 }')
-	R[g5_n]=$(awk -v a="$r0" -v b="$r1" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] }')
-	R[g5_lua]=$(awk -v a="$r0" -v b="$r1" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		printf "%.1f", (y[2] - x[2]) / (y[1] - x[1]) }')
-	R[g5_cpu]=$(calc "\"%.1f\", ($((s1 - s0)) - $IDLE * $((w1 - w0)) / 1e6) / 1000 / ${R[g5_n]}")
+	r1=$(eval_stats "$GA_PORT") f1=$(eval_stats "$GF_PORT")
+	read -r "R[g5_n]" "R[g5_lua]" "R[g5_cpu]" < <(per_call "$r0" "$r1" "$s0" "$s1" $((w1 - w0)))
+	read -r "R[g5_fn]" "R[g5_flua]" "R[g5_fcpu]" < <(per_call "$f0" "$f1" "$g0" "$g1" $((w1 - w0)))
 	release_all "$TMP/g5.status" "$fifo" "${HOLDERS[@]}"
 	R[g5_status]=$(statuses "$TMP/g5.status")
 	HOLDERS=()
+	if [ "${#floors[@]}" -gt 0 ]; then
+		for ((i = 0; i < 200; i++)); do
+			any_alive "${floors[@]}" || break
+			sleep 0.1
+		done
+		stop_pids "${floors[@]}"
+	fi
 }
 
 # ---------------------------------------------------------------------------
@@ -463,6 +511,9 @@ section() {
 	    "${R[g1_k2]}" "$(kib "${R[g1_m2]}")" "$([ "${R[g1_r2]}" = 0 ] && echo PASS || echo MISS)"
 	printf '| G3 | Redis CPU per `redlock NAME true` vs per `redis-cli PING` run, %s runs each | %s µs | %s µs | %s× | ≤ 1.2× | %s |\n' \
 	    "$RUNS" "${R[g3_rl]}" "${R[g3_ping]}" "$r_cpu" "$(verdict "$r_cpu" le 1.2)"
+	[ -n "${R[g3_floorcmd]:-}" ] &&
+	    printf '| G3′ | the same against the floor of a lock around a command (lockfloor: `SET NX PX`, runs `true`, check-and-delete) | %s µs | %s µs | %s× | — | |\n' \
+		"${R[g3_rl]}" "${R[g3_floorcmd]}" "$(calc "\"%.2f\", ${R[g3_rl]} / ${R[g3_floorcmd]}")"
 	if [[ ${R[g4_py]} == n/a* ]]; then
 		printf '| G4 | command time per acquire+release (commandstats) vs redis-py Lock | %s µs | %s | — | ≤ 2× | n/a |\n' \
 		    "${R[g4_rl]:-?}" "${R[g4_py]}"
@@ -471,8 +522,11 @@ section() {
 		printf '| G4 | command time per acquire+release (commandstats), %s processes each: redlock vs redis-py Lock | %s µs | %s µs | %s× | ≤ 2× | %s |\n' \
 		    "$PY_RUNS" "${R[g4_rl]}" "${R[g4_py]}" "$r_lua" "$(verdict "$r_lua" le 2)"
 	fi
-	printf '| G5 | one renewal: command time (commandstats) / Redis CPU, %s renewals | %s µs / %s µs | — | — | ≤ 10 µs | %s |\n' \
-	    "${R[g5_n]}" "${R[g5_lua]}" "${R[g5_cpu]}" "$(verdict "${R[g5_lua]}" le 10)"
+	printf '| G5 | one renewal: command time (commandstats) / Redis CPU, %s renewals; comparator: a check-and-PEXPIRE script (lockfloor) | %s µs / %s µs | %s | %s | ≤ 10 µs | %s |\n' \
+	    "${R[g5_n]}" "${R[g5_lua]}" "${R[g5_cpu]}" \
+	    "${R[g5_flua]:+${R[g5_flua]} µs / ${R[g5_fcpu]} µs}" \
+	    "${R[g5_flua]:+$(calc "\"%.2f× / %.2f×\", ${R[g5_lua]} / ${R[g5_flua]}, ${R[g5_cpu]} / ${R[g5_fcpu]}")}" \
+	    "$(verdict "${R[g5_lua]}" le 10)"
 	echo
 	echo "- G1: all $N held $(printf %s "${R[g1_held_s]}") s after the first start (started in ${R[g1_spawn_s]} s);" \
 	    "while they held: ${R[g1_clients]} clients connected (one a holder, plus the bench's redis-cli)," \
@@ -492,14 +546,19 @@ section() {
 	    "($(calc "\"%.0f\", $N / ${R[g1_spawn_s]}") holders started a second)."
 	echo "- G3: server CPU = schedstat run time of all the server's threads, less its idle rate" \
 	    "($(calc "\"%.0f\", $IDLE / 1000") µs/s) over the $((R[g3_s])) s; by utime+stime (1/$TCK s ticks):" \
-	    "${R[g3_rl_t]} µs vs ${R[g3_ping_t]} µs (${r_cpu_t}×). The floor, one connection (bash's /dev/tcp) sending" \
-	    "\`SET NX PX\`, then a check-and-delete \`EVALSHA\`: ${R[g3_floor]} µs ($(calc "\"%.2f\", ${R[g3_floor]} / ${R[g3_ping]}")× PING)."
+	    "${R[g3_rl_t]} µs vs ${R[g3_ping_t]} µs (${r_cpu_t}×)."
+	[ -n "${R[g3_floor]:-}" ] &&
+	    echo "  lockfloor (bench/tools/lockfloor.c, a hiredis process: \`SET NX PX\`, then a check-and-delete \`EVALSHA\`):" \
+		"${R[g3_floor]} µs ($(calc "\"%.2f\", ${R[g3_floor]} / ${R[g3_ping]}")× PING) without a command," \
+		"${R[g3_floorcmd]} µs ($(calc "\"%.2f\", ${R[g3_floorcmd]} / ${R[g3_ping]}")× PING) when it runs \`true\` in between:" \
+		"on this machine the processes a lock starts cost the server CPU too (caches, scheduling)."
 	echo "- G3 commands per \`redlock NAME true\` (calls, µs per run; the scripts' commands are inside evalsha's µs):" \
 	    "$(awk '{ printf "%s%s %s× %sµs", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TMP/g3.cmds")."
-	echo "  The floor's: $(awk '{ printf "%s%s %s× %sµs", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TMP/g3.floor")."
 	[ -s "$TMP/g4.py" ] &&
 	    echo "- G4 redis-py Lock per acquire+release: $(awk '{ printf "%s%s %s× %sµs", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TMP/g4.py")."
-	echo "- G5: $RENEWERS holders with \`-t 300ms\` renewing every 100 ms; in the window nothing else ran (holders: ${R[g5_status]})."
+	echo "- G5: $RENEWERS holders with \`-t 300ms\` renewing every 100 ms, a 5 s window in which nothing else ran" \
+	    "(holders: ${R[g5_status]}); beside them, on a server of their own, $RENEWERS lockfloor holders" \
+	    "extending every 100 ms: ${R[g5_fn]:-0} extensions."
 }
 
 # ---------------------------------------------------------------------------
@@ -515,6 +574,8 @@ TCK=$(getconf CLK_TCK)
 TASKS0=$(tasks)
 MEM0=$(mem_available)
 
+FLOOR=
+build_floor
 start_redis IDLE_SRV
 IDLE=$(idle_rate "$IDLE_SRV_PID")
 stop_pids "$IDLE_SRV_PID"
