@@ -561,12 +561,13 @@ bench_d() {
 # consecutive stamps are hand-overs measured as in C.
 
 # How many are queued: redlock: clients connected to our server (less
-# the holder's two); flock: blocked requests on our lock file's inode.
+# the holder's one and redis-cli's own); flock: blocked requests on our
+# lock file's inode.
 queued() {
 	case $1 in
 	redlock)
 		redis-cli -h 127.0.0.1 -p "$RPORT" INFO clients 2>/dev/null |
-		    tr -d '\r' | awk -F: '$1 == "connected_clients" { print $2 - 3 }' ;;
+		    tr -d '\r' | awk -F: '$1 == "connected_clients" { print $2 - 2 }' ;;
 	flock)
 		local ino
 		ino=$(stat -c %i "$TMP/bench-flock-e.lock")
