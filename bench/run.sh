@@ -14,6 +14,7 @@
 #      lock (the command's own memory is not counted)
 #   E  as C, with 1,000 waiters queued on the lock (redlock and flock)
 #   F  redlock with 5 servers (quorum) against 1 server, as A
+#   G  fleet scale and Redis's cost per run and per renewal: bench/fleet.sh
 #
 # Every figure is shown as a ratio to flock's from the same run (F: to
 # 1-server redlock), against the targets of the benchmark issue, and the
@@ -26,7 +27,7 @@
 # its temporary directories are removed.
 #
 # Environment:
-#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEF)
+#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFG)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
 #                        names: redlock flock etcd rcli py)
 #   BENCH_WAITERS=1000   waiters queued in E
@@ -45,7 +46,7 @@ ROOT=$(dirname "$BENCH")
 REDLOCK=$ROOT/redlock
 RESULTS=$BENCH/results.md
 
-ONLY=${BENCH_ONLY:-ABCDEF}
+ONLY=${BENCH_ONLY:-ABCDEFG}
 WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
 
@@ -560,12 +561,13 @@ bench_d() {
 # consecutive stamps are hand-overs measured as in C.
 
 # How many are queued: redlock: clients connected to our server (less
-# the holder's two); flock: blocked requests on our lock file's inode.
+# the holder's one and redis-cli's own); flock: blocked requests on our
+# lock file's inode.
 queued() {
 	case $1 in
 	redlock)
 		redis-cli -h 127.0.0.1 -p "$RPORT" INFO clients 2>/dev/null |
-		    tr -d '\r' | awk -F: '$1 == "connected_clients" { print $2 - 3 }' ;;
+		    tr -d '\r' | awk -F: '$1 == "connected_clients" { print $2 - 2 }' ;;
 	flock)
 		local ino
 		ino=$(stat -c %i "$TMP/bench-flock-e.lock")
@@ -870,6 +872,11 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	table
 	notes
 } >"$TMP/results.md"
+if [[ $ONLY == *G* ]]; then
+	log "G: bench/fleet.sh"
+	REDLOCK=$REDLOCK BENCH_QUICK=$QUICK "$BENCH/fleet.sh" >>"$TMP/results.md" ||
+	    log "G: failed"
+fi
 cp "$TMP/results.md" "$RESULTS"
 cat "$TMP/results.md"
 log "written to ${RESULTS#"$ROOT"/}"

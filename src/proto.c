@@ -85,8 +85,9 @@ static const char renew_lua[] =
  * Release if token ARGV[1] holds the lock: delete it, let the fencing
  * counter linger ARGV[3] ms, and wake one waiter (the wake list lingers
  * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire that
- * much later instead.  KEYS: K, meta, wake, fence.  Returns 1 released,
- * 2 left to expire, 0 held by another token, -1 free.
+ * much later instead, the counter lingering ARGV[3] ms past that.
+ * KEYS: K, meta, wake, fence.  Returns 1 released, 2 left to expire,
+ * 0 held by another token, -1 free.
  */
 static const char release_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
@@ -97,6 +98,7 @@ static const char release_lua[] =
     "if tonumber(ARGV[2]) > 0 then\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "  redis.call('PEXPIRE', KEYS[4], ARGV[2] + ARGV[3])\n"
     "  return 2\n"
     "end\n"
     "redis.call('DEL', KEYS[1], KEYS[2])\n"
