@@ -20,8 +20,12 @@
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
-	OPT_ENV, OPT_JSON, OPT_FENCE
+	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_LIMIT
 };
+
+/* The largest --limit: a semaphore of more holders than this is no
+ * limit at all, and every holder costs the server a little. */
+#define LIMIT_MAX 1000000
 
 static const struct option longopts[] = {
 	{ "url", required_argument, NULL, 'u' },
@@ -40,6 +44,9 @@ static const struct option longopts[] = {
 	{ "env", no_argument, NULL, OPT_ENV },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "fence", no_argument, NULL, OPT_FENCE },
+	{ "shared", no_argument, NULL, 's' },
+	{ "exclusive", no_argument, NULL, 'x' },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -48,7 +55,7 @@ static const struct option longopts[] = {
 };
 
 static const char *const verbs[] = {
-	"run", "acquire", "release", "extend", "status", "list", "break"
+	"run", "acquire", "release", "extend", "status", "list", "break", "stop"
 };
 
 /* Parsing state that does not outlive config_parse(). */
@@ -111,6 +118,23 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		return CONFIG_OK;
 	case 'c':
 		c->shell = arg;
+		return CONFIG_OK;
+	case 's':
+		c->shared = 1;
+		return CONFIG_OK;
+	case 'x':
+	case 'e':
+		c->shared = 0;
+		c->limit = 0;
+		return CONFIG_OK;
+	case OPT_LIMIT:
+		v = strtol(arg, &end, 10);
+		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
+		    v > LIMIT_MAX)
+			return bad(p, "invalid --limit: '%s' (an integer from 1 "
+			    "to 1000000)", arg);
+		c->shared = 1;
+		c->limit = v;
 		return CONFIG_OK;
 	case 'p':
 		c->prefix = arg;
@@ -204,7 +228,8 @@ static int
 options(struct config *c, struct parse *p, int argc, char **argv,
     const char **operands, int *nops, int *next)
 {
-	const char *optstr = operands ? "-:u:t:nw:E:c:p:vqhV" : "+:u:t:nw:E:c:p:vqhV";
+	const char *optstr = operands ? "-:u:t:nw:E:c:p:sxevqhV" :
+	    "+:u:t:nw:E:c:p:sxevqhV";
 	int ch, rc;
 
 	optind = 0;
@@ -332,11 +357,11 @@ run_operands(struct config *c, struct parse *p, int argc, char **argv)
 static int
 verb_operands(struct config *c, struct parse *p, const char **ops, int n)
 {
-	static const int want[] = { 0, 1, 2, 2, 1, -1, 1 };
+	static const int want[] = { 0, 1, 2, 2, 1, -1, 1, 1 };
 	static const char *const missing[] = {
 		"", "missing lock NAME", "missing lock NAME and TOKEN",
 		"missing lock NAME and TOKEN", "missing lock NAME", "",
-		"missing lock NAME"
+		"missing lock NAME", "missing lock NAME"
 	};
 	int w = want[c->verb];
 
@@ -453,6 +478,9 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, &p);
 	free(envlist);
+	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
+		rc = bad(&p, "%s", "-s and --limit need one server: a majority "
+		    "of several cannot bound the number of holders");
 	return rc;
 }
 

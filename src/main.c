@@ -108,6 +108,8 @@ dispatch(const struct config *cfg, int *die_by)
 		code = EXIT_INTERNAL;
 	} else {
 		lock.held = getenv("REDLOCK_HELD");
+		lock.shared = cfg->shared;
+		lock.limit = cfg->limit;
 		code = cfg->verb == VERB_RUN ? run_command(cfg, &lock, die_by) :
 		    verbs_run(cfg, &lock, die_by);
 	}

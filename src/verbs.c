@@ -47,6 +47,10 @@ verbs_not_acquired(const struct config *c, enum lock_result res,
 	case LOCK_UNAVAILABLE:
 		log_error("%s", o->err[0] ? o->err : "no quorum of servers");
 		return EXIT_UNAVAILABLE;
+	case LOCK_SELF_SHARED:
+		log_error("lock '%s' is held shared by an enclosing redlock: "
+		    "an exclusive request would wait for itself", c->name);
+		return c->conflict_exit;
 	case LOCK_BUSY:
 		if (c->wait == 0)
 			log_error("lock '%s' is held by someone else", c->name);
