@@ -76,15 +76,16 @@ any_reply(const struct conn_req *r, int n, const void *arg)
 }
 
 /*
- * Sleep until the lock may have become free, at most ms and never past
- * `hard` (the -w deadline, or -1): block on every server's wake list at
- * once; the first answer ends the wait, and connections still blocked
- * are closed (their BLPOP would hold up the next command).  Returns 0,
- * -1 on interruption, or 1 when no server answered (after sleeping out
- * ms, so that failing servers are not hammered).
+ * Block on the lists key[0..nkeys) of every server at once (BLPOP), at
+ * most ms and never past `hard` (the -w deadline, or -1); the first
+ * answer ends the wait, and connections still blocked are closed (their
+ * BLPOP would hold up the next command).  l->woken: a server popped a
+ * wake-up.  Returns 0, -1 on interruption, or 1 when no server answered
+ * (after sleeping out ms, so that failing servers are not hammered).
  */
 static int
-wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+wait_lists(struct lock *l, const char *const *key, const size_t *len,
+    int nkeys, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
@@ -101,9 +102,8 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
 		deadline = hard;
 	snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
 	args_str(&a, "BLPOP");
-	if (!l->shared && l->n == 1)
-		args_add(&a, l->k.xwake, l->k.xwakelen);
-	args_add(&a, l->k.wake, l->k.wakelen);
+	for (int i = 0; i < nkeys; i++)
+		args_add(&a, key[i], len[i]);
 	args_str(&a, t);
 	rc = quorum_exec(l->conns, l->n, &a, r, deadline, intr_fd, any_reply,
 	    NULL, NULL, 0);
@@ -125,6 +125,32 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
 	if (answered > 0 || (hard >= 0 && clock_ms() >= hard))
 		return 0;
 	return nap_until(until, intr_fd) < 0 ? -1 : 1;
+}
+
+/* Sleep until the lock may have become free: see wait_lists().  An
+ * exclusive waiter on one server also hears the writers' list. */
+static int
+wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o)
+{
+	const char *key[2] = { l->k.xwake, l->k.wake };
+	size_t len[2] = { l->k.xwakelen, l->k.wakelen };
+
+	if (!l->shared && l->n == 1)
+		return wait_lists(l, key, len, 2, ms, hard, intr_fd, o);
+	return wait_lists(l, key + 1, len + 1, 1, ms, hard, intr_fd, o);
+}
+
+/* redlock stop: sleep until a stopped holder says it released; see
+ * wait_lists(). */
+int
+wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o)
+{
+	const char *key = l->k.stopped;
+	size_t len = l->k.stoppedlen;
+
+	return wait_lists(l, &key, &len, 1, ms, hard, intr_fd, o);
 }
 
 /* How long to sleep before the next attempt while the lock is busy. */
