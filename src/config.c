@@ -84,6 +84,35 @@ duration_opt(struct parse *p, const char *opt, const char *s, int64_t *ms)
 	return bad(p, fmt, s);
 }
 
+/* -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies
+ * -s.  Returns CONFIG_OK, CONFIG_USAGE, or -1 for another option. */
+static int
+mode_option(struct config *c, struct parse *p, int ch, const char *arg)
+{
+	char *end;
+	long v;
+
+	if (ch != 's' && ch != 'x' && ch != 'e' && ch != OPT_LIMIT)
+		return -1;
+	if (ch == 's') {
+		c->shared = 1;
+		return CONFIG_OK;
+	}
+	if (ch != OPT_LIMIT) {
+		c->shared = 0;
+		c->limit = 0;
+		return CONFIG_OK;
+	}
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
+	    v > LIMIT_MAX)
+		return bad(p, "invalid --limit: '%s' (an integer from 1 to "
+		    "1000000)", arg);
+	c->shared = 1;
+	c->limit = v;
+	return CONFIG_OK;
+}
+
 /* Apply one option; returns CONFIG_OK or the result to return. */
 static int
 option(struct config *c, struct parse *p, int ch, const char *arg,
@@ -118,23 +147,6 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		return CONFIG_OK;
 	case 'c':
 		c->shell = arg;
-		return CONFIG_OK;
-	case 's':
-		c->shared = 1;
-		return CONFIG_OK;
-	case 'x':
-	case 'e':
-		c->shared = 0;
-		c->limit = 0;
-		return CONFIG_OK;
-	case OPT_LIMIT:
-		v = strtol(arg, &end, 10);
-		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
-		    v > LIMIT_MAX)
-			return bad(p, "invalid --limit: '%s' (an integer from 1 "
-			    "to 1000000)", arg);
-		c->shared = 1;
-		c->limit = v;
 		return CONFIG_OK;
 	case 'p':
 		c->prefix = arg;
@@ -241,7 +253,8 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 			operands[(*nops)++] = optarg;
 			continue;
 		}
-		rc = option(c, p, ch, optarg, argv[optind - 1]);
+		if ((rc = mode_option(c, p, ch, optarg)) < 0)
+			rc = option(c, p, ch, optarg, argv[optind - 1]);
 		if (rc != CONFIG_OK)
 			return option_error(p, ch, argv[optind - 1], rc);
 	}
