@@ -84,14 +84,20 @@ duration_opt(struct parse *p, const char *opt, const char *s, int64_t *ms)
 	return bad(p, fmt, s);
 }
 
-/* -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies
- * -s.  Returns CONFIG_OK, CONFIG_USAGE, or -1 for another option. */
+/*
+ * -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies -s.
+ * And -E: a caller who chose the conflict status tests for it, so, as
+ * with flock(1), the conflict itself is reported only with -v.  Returns
+ * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
+ */
 static int
 mode_option(struct config *c, struct parse *p, int ch, const char *arg)
 {
 	char *end;
 	long v;
 
+	if (ch == 'E')
+		c->conflict_quiet = 1;
 	if (ch != 's' && ch != 'x' && ch != 'e' && ch != OPT_LIMIT)
 		return -1;
 	if (ch == 's') {

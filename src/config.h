@@ -32,6 +32,7 @@ struct config {
 	int64_t min_hold;
 	int64_t max_time;	/* -1: none */
 	int conflict_exit;
+	int conflict_quiet;	/* -E given: report a conflict only with -v */
 	enum on_lost on_lost;
 	int verbosity;
 	int json, env;

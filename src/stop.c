@@ -113,8 +113,10 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 		int64_t left = until < 0 ? -1 : until - clock_ms();
 
 		if (until >= 0 && left <= 0) {
-			log_error("timed out waiting for the holders of lock "
-			    "'%s' to stop", c->name);
+			char m[64 + CONFIG_NAME_MAX];
+			snprintf(m, sizeof(m), "timed out waiting for the "
+			    "holders of lock '%s' to stop", c->name);
+			verbs_conflict(c, m);
 			return c->conflict_exit;
 		}
 		if (wait_stopped(l, stop_sleep(s, left), until, sig_fd(), &o) < 0)

@@ -31,6 +31,17 @@ pending_signal(void)
 	return SIGTERM;
 }
 
+/* Report a conflict: with -E only under -v, since the caller tests the
+ * status it chose. */
+void
+verbs_conflict(const struct config *c, const char *msg)
+{
+	if (c->conflict_quiet)
+		log_info("%s", msg);
+	else
+		log_error("%s", msg);
+}
+
 /*
  * Report why the lock was not obtained and return the exit status for
  * it; interrupted by a signal, *die_by is that signal (nothing is left
@@ -40,6 +51,8 @@ int
 verbs_not_acquired(const struct config *c, enum lock_result res,
     const struct lock_outcome *o, int *die_by)
 {
+	char m[64 + CONFIG_NAME_MAX];
+
 	switch (res) {
 	case LOCK_INTERRUPTED:
 		*die_by = pending_signal();
@@ -53,9 +66,12 @@ verbs_not_acquired(const struct config *c, enum lock_result res,
 		return c->conflict_exit;
 	case LOCK_BUSY:
 		if (c->wait == 0)
-			log_error("lock '%s' is held by someone else", c->name);
+			snprintf(m, sizeof(m), "lock '%s' is held by someone "
+			    "else", c->name);
 		else
-			log_error("timed out waiting for lock '%s'", c->name);
+			snprintf(m, sizeof(m), "timed out waiting for lock "
+			    "'%s'", c->name);
+		verbs_conflict(c, m);
 		return c->conflict_exit;
 	default:
 		return EXIT_INTERNAL;

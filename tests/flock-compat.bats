@@ -4,8 +4,9 @@
 # The behaviours of flock(1) that a named lock shares, with redlock in
 # flock's place and a lock file's path as NAME: -n with
 # --conflict-exit-code, --shared against --exclusive, and --timeout
-# within its time.  (Descriptor mode, --no-fork and --fcntl have no
-# meaning for a lock kept in Redis.)
+# within its time.  As with flock, a conflict whose status the caller
+# chose (-E) is silent.  (Descriptor mode, --no-fork and --fcntl have
+# no meaning for a lock kept in Redis.)
 
 load helpers
 
@@ -29,9 +30,10 @@ setup() {
 	hold_path h
 	local t0 t1
 	t0=$(now_ms)
-	run -5 redlock -n --conflict-exit-code 5 "$LOCKFILE" true
+	run -5 --separate-stderr redlock -n --conflict-exit-code 5 "$LOCKFILE" echo never
 	t1=$(now_ms)
 	assert [ $((t1 - t0)) -lt "$(scale_ms 1000)" ]
+	assert_equal "$output$stderr" 
 	run -5 redlock --nonblock -E 5 "$LOCKFILE" -c true
 	run -1 redlock --nb "$LOCKFILE" true
 	release_lock h
@@ -48,14 +50,20 @@ setup() {
 @test "--shared holders do not conflict with each other" {
 	hold_path a --shared
 	hold_path b -s
-	run -0 redlock --shared -n -E 5 "$LOCKFILE" -c 'echo shared'
+	run -0 --separate-stderr redlock --shared -n -E 5 "$LOCKFILE" -c 'echo shared'
 	assert_output shared
+	assert_equal "$stderr" ''
+	run -0 --separate-stderr redlock --shared "$LOCKFILE" echo shared
+	assert_output shared
+	assert_equal "$stderr" 
 	release_lock a
 	release_lock b
 }
 
 @test "--exclusive conflicts with a shared holder" {
 	hold_path a --shared
+	run -5 --separate-stderr redlock --nonblock --exclusive -E 5 "$LOCKFILE" echo never
+	assert_equal "$output$stderr" ''
 	run -5 redlock --exclusive -n -E 5 "$LOCKFILE" true
 	run -5 redlock -x -n -E 5 "$LOCKFILE" true
 	run -5 redlock -e -n -E 5 "$LOCKFILE" true
@@ -84,6 +92,32 @@ setup() {
 	t1=$(now_ms)
 	assert [ $((t1 - t0)) -ge 3900 ]
 	assert [ $((t1 - t0)) -le "$(scale_ms 5000)" ]
+	release_lock h
+}
+
+@test "--timeout waits for a shared holder of 3 s and gets the lock within 3 to 5 s" {
+	local t0 t1
+	t0=$(now_ms)
+	bg_start h "$RL" --shared "$LOCKFILE" sh -c ': >"$1"; sleep 3' sh "$BATS_TEST_TMPDIR/h.held"
+	wait_for_file "$BATS_TEST_TMPDIR/h.held" 5
+	run -0 --separate-stderr redlock --timeout 5 --conflict-exit-code 5 "$LOCKFILE" echo after
+	t1=$(now_ms)
+	assert_output after
+	assert_equal "$stderr" ''
+	assert [ $((t1 - t0)) -ge 3000 ]
+	assert [ $((t1 - t0)) -le "$(scale_ms 5000)" ]
+	bg_wait h 5
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "a conflict is reported on standard error without -E, and under -v with it" {
+	hold_path h
+	run -1 --separate-stderr redlock -n "$LOCKFILE" true
+	assert_equal "$stderr" "redlock: lock '$LOCKFILE' is held by someone else"
+	run -5 --separate-stderr redlock -v -n -E 5 "$LOCKFILE" true
+	assert_equal "$stderr" "redlock: lock '$LOCKFILE' is held by someone else"
+	run -5 --separate-stderr redlock -w 0.2 -E 5 "$LOCKFILE" true
+	assert_equal "$stderr" ''
 	release_lock h
 }
 
