@@ -214,16 +214,16 @@ verb_break(const struct config *c, struct lock *l)
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
 	const struct lock_view *h = NULL;
-	int answered = inspect_lock(l, v, 1, &o), forgot = 0, code = 0;
+	int answered = inspect_lock(l, v, 1, &o), forgot = 0, code;
 
 	for (int i = 0; i < l->n; i++)
 		if (v[i].held && (h == NULL || (!h->has_meta && v[i].has_meta)))
 			h = &v[i];
-	if (h == NULL && answered < l->quorum) {
-		log_error("%s", o.err);
-		code = EXIT_UNAVAILABLE;
-	} else if (c->fence &&
-	    (forgot = inspect_forget_fence(l, &o)) < 0) {
+	if (h == NULL && answered < l->quorum)
+		forgot = -1;
+	else if (c->fence)
+		forgot = inspect_forget_fence(l, &o);
+	if (forgot < 0) {
 		log_error("%s", o.err);
 		code = EXIT_UNAVAILABLE;
 	} else {
