@@ -373,3 +373,16 @@ assert o["name"] == "name" and o["count"] == 2 and len(o["holders"]) == 2, o' "$
 	assert_usage_error
 	assert_equal "$(rcli DBSIZE)" 0
 }
+
+@test "an uncontended exclusive lock runs none of the shared-lock commands" {
+	run -0 redlock name true
+	rcli CONFIG RESETSTAT >/dev/null
+	run -0 redlock name true
+	run -0 --separate-stderr redlock acquire name
+	run -0 redlock release name "$output"
+	local stats
+	stats=$(rcli INFO commandstats | tr -d '\r')
+	# Two scripts a lock (acquire, release), each on its usual path.
+	assert_regex "$stats" 'cmdstat_evalsha:calls=4,'
+	refute_regex "$stats" 'cmdstat_(z[a-z]+|time|sismember|scard|smembers|type|hget|pttl):'
+}
