@@ -5,6 +5,11 @@
  * the single server case and Redlock (SPEC section 5) share one code
  * path; what the replies mean is decoded here, whether enough servers
  * said it is quorum_decide()'s.  Waiting between attempts is wait.c's.
+ * A shared hold (-s, --limit; one server) runs scripts of its own
+ * (proto_shared.c) that answer as the exclusive ones do, so it takes
+ * the same paths; release and extend by a token that may be either try
+ * the exclusive script first and, when the lock is held shared, the
+ * shared one.
  */
 #include "lock.h"
 
