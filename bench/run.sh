@@ -15,6 +15,8 @@
 #   E  as C, with 1,000 waiters queued on the lock (redlock and flock)
 #   F  redlock with 5 servers (quorum) against 1 server, as A
 #   G  fleet scale and Redis's cost per run and per renewal: bench/fleet.sh
+#   H  redlock --limit 4 with 8 workers: runs/s and the largest
+#      concurrency seen, which must be 4 (bench/semaphore.sh)
 #
 # Every figure is shown as a ratio to flock's from the same run (F: to
 # 1-server redlock), against the targets of the benchmark issue, and the
@@ -728,6 +730,8 @@ table() {
 		done
 		printf ' %s | ≤ 1.3× 1 server | %s |\n' "$(fmt_ratio "$r")" "$(verdict "$r" le 1.3)"
 	fi
+	[ -n "${G_OUT:-}" ] && sed -n 1p <<<"$G_OUT"
+	return 0
 }
 
 notes() {
@@ -782,6 +786,7 @@ EOF
 - F: five redis-servers on this same machine; the 1-server figure is measured
   again beside the 5-server one, not taken from A.
 EOF
+	[ -n "${G_OUT:-}" ] && sed -n '2,$p' <<<"$G_OUT"
 	[[ " ${TOOLS[*]} " == *" py "* || " ${TOOLS[*]} " == *" rcli "* ]] && cat <<'EOF'
 - redis-py Lock with its defaults polls a busy lock every 0.1 s; the redis-cli
   loop polls every 10 ms.
@@ -860,6 +865,11 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 [[ $ONLY == *D* ]] && bench_d
 [[ $ONLY == *E* ]] && bench_e
 [[ $ONLY == *F* ]] && { bench_f || log "F: failed"; }
+if [[ $ONLY == *G* ]]; then
+	log "G: redlock --limit 4, 8 workers"
+	G_OUT=$("$BENCH/semaphore.sh" --port "$RPORT" --row "${TOOLS[@]}") ||
+	    log "G: failed"
+fi
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {

@@ -12,7 +12,7 @@ _redlock_takes_arg()
     local s c
     case $1 in
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
-        --prefix | --on-lost | --kill-after | --min-hold | --max-time)
+        --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit)
         return 0 ;;
     --*) return 1 ;;
     -?*)
@@ -80,11 +80,12 @@ _redlock()
     # What readline will replace: the part of cur after its last '=' or ':'.
     local keep=${cur%"${cur##*[=:]}"}
 
-    local verbs="run acquire release extend status list break"
+    local verbs="run acquire release extend status list break stop"
     local opts="--url --ttl --nonblock --nb --wait --timeout
-        --conflict-exit-code --command --prefix --on-lost --kill-after
+        --conflict-exit-code --command --prefix --shared --exclusive --limit
+        --on-lost --kill-after
         --min-hold --max-time --env --json --fence --verbose --quiet --help --version
-        -u -t -n -w -E -c -p -v -q -h -V"
+        -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
 
     # Walk the words before the cursor: options, then the verb or NAME.
     local i=1 w mode="" have_name=0 have_c=0 endopts=0 cmd_idx=0
@@ -117,7 +118,7 @@ _redlock()
             if ((${#operands[@]} == 1)); then
                 case $w in
                 run) mode=run ;;
-                acquire | release | extend | status | list | break) mode=verb ;;
+                acquire | release | extend | status | list | break | stop) mode=verb ;;
                 *) mode=run have_name=1 ;;
                 esac
             elif [[ $mode == run ]] && ((!have_name)); then
@@ -165,6 +166,8 @@ _redlock()
             _redlock_add "$val" "0 $durations" ;;
         -E | --conflict-exit-code | -[!-]*E)
             _redlock_add "$val" "0 1 75" ;;
+        --limit)
+            _redlock_add "$val" "1 2 3 4 5 10" ;;
         -u | --url | -[!-]*u)
             # The defaults, and the URLs of $REDLOCK_URL split at commas.
             _redlock_add "$val" "${REDLOCK_URL//,/ } redis://127.0.0.1:6379

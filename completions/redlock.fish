@@ -12,7 +12,7 @@ function __redlock_parse
     set -l tokens (commandline -opc)
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
-        --kill-after --min-hold --max-time
+        --kill-after --min-hold --max-time --limit
     set -l mode
     set -l operands
     set -l skip 0
@@ -57,7 +57,7 @@ function __redlock_parse
             switch $tok
                 case run
                     set mode run
-                case acquire release extend status list break
+                case acquire release extend status list break stop
                     set mode $tok
                 case '*'
                     set mode run
@@ -167,6 +167,10 @@ complete -c redlock -n __redlock_opts_ok -l timeout -x -a '(__redlock_durations 
 complete -c redlock -n __redlock_opts_ok -s E -l conflict-exit-code -x -a '0 1 75' -d 'Exit status when the lock is not obtained'
 complete -c redlock -n __redlock_opts_ok -s c -l command -x -a '(__fish_complete_command)' -d 'Run STRING with /bin/sh -c'
 complete -c redlock -n __redlock_opts_ok -s p -l prefix -x -a 'redlock:' -d 'Key prefix'
+complete -c redlock -n __redlock_opts_ok -s s -l shared -d 'Take a shared lock'
+complete -c redlock -n __redlock_opts_ok -s x -l exclusive -d 'Take an exclusive lock (the default)'
+complete -c redlock -n __redlock_opts_ok -s e -d 'Take an exclusive lock (the default)'
+complete -c redlock -n __redlock_opts_ok -l limit -x -a '1 2 3 4 5 10' -d 'A shared lock of at most N holders (a semaphore)'
 complete -c redlock -n __redlock_opts_ok -l on-lost -x -a 'term\t"SIGTERM, then SIGKILL after --kill-after" kill\t"SIGKILL at once" ignore\t"Let the command run on"' -d 'What to do when the lock is lost'
 complete -c redlock -n __redlock_opts_ok -l kill-after -x -a '(__redlock_durations -z)' -d 'Grace between SIGTERM and SIGKILL'
 complete -c redlock -n __redlock_opts_ok -l min-hold -x -a '(__redlock_durations -z)' -d 'Keep the lock at least this long after acquiring'
@@ -187,6 +191,7 @@ complete -c redlock -n '__redlock_state_is first' -a extend -d 'Reset the time-t
 complete -c redlock -n '__redlock_state_is first' -a status -d 'Show who holds a lock'
 complete -c redlock -n '__redlock_state_is first' -a list -d 'List the held locks'
 complete -c redlock -n '__redlock_state_is first' -a break -d 'Delete a lock whoever holds it'
+complete -c redlock -n '__redlock_state_is first' -a stop -d 'Ask the holders of a lock to stop, and wait'
 
 # Operands after a verb.
 complete -c redlock -n '__redlock_state_is name pattern' -a '(__redlock_lock_names)' -d 'Lock'

@@ -20,8 +20,12 @@
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
-	OPT_ENV, OPT_JSON, OPT_FENCE
+	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_LIMIT
 };
+
+/* The largest --limit: a semaphore of more holders than this is no
+ * limit at all, and every holder costs the server a little. */
+#define LIMIT_MAX 1000000
 
 static const struct option longopts[] = {
 	{ "url", required_argument, NULL, 'u' },
@@ -40,6 +44,9 @@ static const struct option longopts[] = {
 	{ "env", no_argument, NULL, OPT_ENV },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "fence", no_argument, NULL, OPT_FENCE },
+	{ "shared", no_argument, NULL, 's' },
+	{ "exclusive", no_argument, NULL, 'x' },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -48,7 +55,7 @@ static const struct option longopts[] = {
 };
 
 static const char *const verbs[] = {
-	"run", "acquire", "release", "extend", "status", "list", "break"
+	"run", "acquire", "release", "extend", "status", "list", "break", "stop"
 };
 
 /* Parsing state that does not outlive config_parse(). */
@@ -75,6 +82,41 @@ duration_opt(struct parse *p, const char *opt, const char *s, int64_t *ms)
 		return CONFIG_OK;
 	snprintf(fmt, sizeof(fmt), "invalid DURATION for %s: '%%s'", opt);
 	return bad(p, fmt, s);
+}
+
+/*
+ * -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies -s.
+ * And -E: a caller who chose the conflict status tests for it, so, as
+ * with flock(1), the conflict itself is reported only with -v.  Returns
+ * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
+ */
+static int
+mode_option(struct config *c, struct parse *p, int ch, const char *arg)
+{
+	char *end;
+	long v;
+
+	if (ch == 'E')
+		c->conflict_quiet = 1;
+	if (ch != 's' && ch != 'x' && ch != 'e' && ch != OPT_LIMIT)
+		return -1;
+	if (ch == 's') {
+		c->shared = 1;
+		return CONFIG_OK;
+	}
+	if (ch != OPT_LIMIT) {
+		c->shared = 0;
+		c->limit = 0;
+		return CONFIG_OK;
+	}
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
+	    v > LIMIT_MAX)
+		return bad(p, "invalid --limit: '%s' (an integer from 1 to "
+		    "1000000)", arg);
+	c->shared = 1;
+	c->limit = v;
+	return CONFIG_OK;
 }
 
 /* Apply one option; returns CONFIG_OK or the result to return. */
@@ -204,7 +246,8 @@ static int
 options(struct config *c, struct parse *p, int argc, char **argv,
     const char **operands, int *nops, int *next)
 {
-	const char *optstr = operands ? "-:u:t:nw:E:c:p:vqhV" : "+:u:t:nw:E:c:p:vqhV";
+	const char *optstr = operands ? "-:u:t:nw:E:c:p:sxevqhV" :
+	    "+:u:t:nw:E:c:p:sxevqhV";
 	int ch, rc;
 
 	optind = 0;
@@ -216,7 +259,8 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 			operands[(*nops)++] = optarg;
 			continue;
 		}
-		rc = option(c, p, ch, optarg, argv[optind - 1]);
+		if ((rc = mode_option(c, p, ch, optarg)) < 0)
+			rc = option(c, p, ch, optarg, argv[optind - 1]);
 		if (rc != CONFIG_OK)
 			return option_error(p, ch, argv[optind - 1], rc);
 	}
@@ -332,11 +376,11 @@ run_operands(struct config *c, struct parse *p, int argc, char **argv)
 static int
 verb_operands(struct config *c, struct parse *p, const char **ops, int n)
 {
-	static const int want[] = { 0, 1, 2, 2, 1, -1, 1 };
+	static const int want[] = { 0, 1, 2, 2, 1, -1, 1, 1 };
 	static const char *const missing[] = {
 		"", "missing lock NAME", "missing lock NAME and TOKEN",
 		"missing lock NAME and TOKEN", "missing lock NAME", "",
-		"missing lock NAME"
+		"missing lock NAME", "missing lock NAME"
 	};
 	int w = want[c->verb];
 
@@ -453,6 +497,9 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, &p);
 	free(envlist);
+	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
+		rc = bad(&p, "%s", "-s and --limit need one server: a majority "
+		    "of several cannot bound the number of holders");
 	return rc;
 }
 

@@ -14,7 +14,7 @@
 
 enum verb {
 	VERB_RUN, VERB_ACQUIRE, VERB_RELEASE, VERB_EXTEND, VERB_STATUS,
-	VERB_LIST, VERB_BREAK
+	VERB_LIST, VERB_BREAK, VERB_STOP
 };
 
 enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
@@ -32,10 +32,13 @@ struct config {
 	int64_t min_hold;
 	int64_t max_time;	/* -1: none */
 	int conflict_exit;
+	int conflict_quiet;	/* -E given: report a conflict only with -v */
 	enum on_lost on_lost;
 	int verbosity;
 	int json, env;
 	int fence;		/* break: also remove the fencing counter */
+	int shared;		/* -s or --limit: a shared lock */
+	long limit;		/* --limit N; 0: no limit */
 	const char *prefix;
 	const char *shell;	/* -c STRING */
 	const char *name;

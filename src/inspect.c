@@ -18,33 +18,85 @@
 /* A wake list pushed by break lingers as a release's does. */
 #define INSPECT_WAKE_LINGER_MS 10000
 
+/* Apply one field of a holder's record to v. */
 static void
-view_meta(struct lock_view *v, const redisReply *h)
+view_field(struct lock_view *v, const char *f, const char *val)
 {
+	v->has_meta = 1;
+	if (strcmp(f, "host") == 0)
+		snprintf(v->meta.host, sizeof(v->meta.host), "%s", val);
+	else if (strcmp(f, "user") == 0)
+		snprintf(v->meta.user, sizeof(v->meta.user), "%s", val);
+	else if (strcmp(f, "cmd") == 0)
+		snprintf(v->meta.cmd, sizeof(v->meta.cmd), "%s", val);
+	else if (strcmp(f, "pid") == 0)
+		v->meta.pid = strtol(val, NULL, 10);
+	else if (strcmp(f, "start") == 0)
+		v->meta.start_ms = strtoll(val, NULL, 10);
+	else if (strcmp(f, "fence") == 0)
+		v->fence = strtoll(val, NULL, 10);
+}
+
+/* Apply a record (HGETALL's reply) to v; with prefix (a shared
+ * holder's token), only its "TOKEN:field" fields. */
+static void
+view_meta(struct lock_view *v, const redisReply *h, const char *prefix)
+{
+	size_t pl = prefix != NULL ? strlen(prefix) : 0;
+
 	for (size_t i = 0; i + 1 < h->elements; i += 2) {
 		const char *f = h->element[i]->str, *val = h->element[i + 1]->str;
 
 		if (f == NULL || val == NULL)
 			continue;
-		v->has_meta = 1;
-		if (strcmp(f, "host") == 0)
-			snprintf(v->meta.host, sizeof(v->meta.host), "%s", val);
-		else if (strcmp(f, "user") == 0)
-			snprintf(v->meta.user, sizeof(v->meta.user), "%s", val);
-		else if (strcmp(f, "cmd") == 0)
-			snprintf(v->meta.cmd, sizeof(v->meta.cmd), "%s", val);
-		else if (strcmp(f, "pid") == 0)
-			v->meta.pid = strtol(val, NULL, 10);
-		else if (strcmp(f, "start") == 0)
-			v->meta.start_ms = strtoll(val, NULL, 10);
-		else if (strcmp(f, "fence") == 0)
-			v->fence = strtoll(val, NULL, 10);
+		if (prefix == NULL)
+			view_field(v, f, val);
+		else if (strncmp(f, prefix, pl) == 0 && f[pl] == ':')
+			view_field(v, f + pl + 1, val);
+	}
+}
+
+/* A shared lock's reply (see inspect_lua): every live holder into
+ * v->holders.  Returns 0, or -1 when out of memory. */
+static int
+view_holders(struct lock_view *v, const redisReply *p)
+{
+	const redisReply *h = p->element[3], *m = p->element[4];
+	size_t n = h->type == REDIS_REPLY_ARRAY ? h->elements / 2 : 0;
+
+	v->shared = 1;
+	snprintf(v->token, sizeof(v->token), "(shared)");
+	if (n == 0)
+		return 0;
+	if ((v->holders = calloc(n, sizeof(*v->holders))) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct lock_view *e = &v->holders[v->nholders++];
+
+		e->answered = e->held = 1;
+		snprintf(e->token, sizeof(e->token), "%s", reply_str(h, 2 * i));
+		e->pttl = reply_int(h, 2 * i + 1);
+		if (m->type == REDIS_REPLY_ARRAY)
+			view_meta(e, m, e->token);
+	}
+	return 0;
+}
+
+/* Free what inspect_lock() allocated in v[0..n). */
+void
+inspect_views_free(struct lock_view *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(v[i].holders);
+		v[i].holders = NULL;
+		v[i].nholders = 0;
 	}
 }
 
 /*
  * Fill v[i] with server i's view of the lock; with remove, delete it
- * too, whoever holds it.  Returns how many servers answered.
+ * too, whoever holds it (every shared holder).  Returns how many
+ * servers answered.  Free v with inspect_views_free().
  */
 int
 inspect_lock(struct lock *l, struct lock_view *v, int remove,
@@ -54,7 +106,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	struct args a;
 	int answered = 0;
 
-	args_script(&a, SCRIPT_INSPECT, &l->k, 3);
+	args_script(&a, SCRIPT_INSPECT, &l->k, 5);
 	args_str(&a, remove ? "1" : "0");
 	args_num(&a, INSPECT_WAKE_LINGER_MS);
 	o->err[0] = '\0';
@@ -77,8 +129,13 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 		v[i].held = 1;
 		snprintf(v[i].token, sizeof(v[i].token), "%s", reply_str(p, 0));
 		v[i].pttl = reply_int(p, 1);
-		if (p->element[2]->type == REDIS_REPLY_ARRAY)
-			view_meta(&v[i], p->element[2]);
+		if (p->elements >= 5) {
+			view_holders(&v[i], p);
+			/* Every lease has ended: nobody holds it any more. */
+			v[i].held = v[i].nholders > 0;
+		}
+		else if (p->element[2]->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], p->element[2], NULL);
 	}
 	conn_req_clear(r, l->n);
 	return answered;

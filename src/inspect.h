@@ -4,7 +4,9 @@
 
 #include "lock.h"
 
-/* One server's view of a lock, for status, list and break. */
+/* One server's view of a lock, for status, list and break.  Held
+ * shared, the holders are views of their own (held, token, pttl, meta,
+ * fence), and the lock's own pttl is that of its latest lease. */
 struct lock_view {
 	int answered;
 	int held;
@@ -13,11 +15,15 @@ struct lock_view {
 	int has_meta;
 	struct lock_meta meta;
 	long long fence;
+	int shared;		/* held by shared holders */
+	int nholders;
+	struct lock_view *holders;	/* malloc'd; inspect_views_free() */
 };
 
 int inspect_lock(struct lock *l, struct lock_view *v, int remove,
     struct lock_outcome *o);
 int inspect_forget_fence(struct lock *l, struct lock_outcome *o);
+void inspect_views_free(struct lock_view *v, int n);
 const struct lock_view *inspect_agreed(const struct lock *l,
     const struct lock_view *v);
 

@@ -5,6 +5,11 @@
  * the single server case and Redlock (SPEC section 5) share one code
  * path; what the replies mean is decoded here, whether enough servers
  * said it is quorum_decide()'s.  Waiting between attempts is wait.c's.
+ * A shared hold (-s, --limit; one server) runs scripts of its own
+ * (proto_shared.c) that answer as the exclusive ones do, so it takes
+ * the same paths; release and extend by a token that may be either try
+ * the exclusive script first and, when the lock is held shared, the
+ * shared one.
  */
 #include "lock.h"
 
@@ -69,13 +74,17 @@ lock_lease_end(const struct lock *l, int64_t sent)
 	return lease_end(sent, l->ttl);
 }
 
-/* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy, -1 none. */
+/* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy (3, held
+ * shared by an inherited token, counts as busy), -1 none. */
 static int
 acquire_kind(const redisReply *p)
 {
+	long long k;
+
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
-	return (int)reply_int(p, 0);
+	k = reply_int(p, 0);
+	return k == 3 ? 0 : (int)k;
 }
 
 /* Has an acquire round decided?  A quorum granted, or a quorum says
@@ -129,14 +138,20 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	return ok;
 }
 
-/* The acquire call for a fresh token: the script, our metadata, and
- * the tokens we inherited (for re-entrance). */
+/*
+ * The acquire call: the script (exclusive, or shared), the token, our
+ * metadata, how the request waits, and the tokens we inherited (for
+ * re-entrance).  pid and start are buffers of 24 bytes for the vector.
+ */
 static void
 acquire_args(struct lock *l, struct args *a, char *pid, char *start)
 {
 	size_t w;
 
-	args_script(a, SCRIPT_ACQUIRE, &l->k, 3);
+	if (l->shared)
+		args_script(a, SCRIPT_SH_ACQUIRE, &l->k, 8);
+	else
+		args_script(a, SCRIPT_ACQUIRE, &l->k, 5);
 	args_add(a, l->token, LOCK_TOKEN_LEN);
 	args_num(a, l->ttl);
 	args_num(a, FENCE_LINGER_MS);
@@ -147,6 +162,15 @@ acquire_args(struct lock *l, struct args *a, char *pid, char *start)
 	args_str(a, l->meta.cmd);
 	snprintf(start, 24, "%lld", (long long)l->meta.start_ms);
 	args_str(a, start);
+	if (l->shared) {
+		args_num(a, l->limit);
+		args_num(a, WAKE_LINGER_MS);
+		args_str(a, l->woken ? "1" : "0");
+	} else {
+		args_num(a, l->queue_ms);
+		args_str(a, l->waiter);
+		args_str(a, l->queued ? "1" : "0");
+	}
 	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
 		if (w == LOCK_TOKEN_LEN)
 			args_add(a, t, w);
@@ -183,6 +207,8 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 			continue;
 		}
 		count[k]++;
+		if (k == 0 && reply_int(p, 0) == 3)
+			o->self_shared = 1;
 		if (k == 0) {
 			long long t = reply_int(p, 1);
 			if (t >= 0 && (o->busy_pttl < 0 || t < o->busy_pttl))
@@ -223,9 +249,13 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 		uuid_generate_random(u);
 		uuid_unparse_lower(u, l->token);
 	}
+	/* A writer's place in the queue is named after its first token. */
+	if (l->waiter[0] == '\0')
+		memcpy(l->waiter, l->token, sizeof(l->waiter));
 	acquire_args(l, &a, pid, start);
 	o->err[0] = '\0';
 	o->slow = 0;
+	o->self_shared = 0;
 	o->busy_pttl = -1;
 	l->fence = 0;
 	l->sent_at = clock_ms();
@@ -234,6 +264,11 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
 	conn_req_clear(r, l->n);
+	/* A busy reply queued us; a grant took us out of the queue. */
+	if (!l->shared && l->queue_ms > 0 && count[0] > 0)
+		l->queued = 1;
+	else if (count[1] > 0)
+		l->queued = 0;
 	if (rc >= 0 && count[2] >= l->quorum) {
 		memcpy(l->token, inherited, sizeof(l->token));
 		return LOCK_REENTRANT;
@@ -251,6 +286,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 		undo(l);
 	if (rc < 0)
 		return LOCK_INTERRUPTED;
+	if (v == VERDICT_NO && o->self_shared)
+		return LOCK_SELF_SHARED;
 	/* A majority answered: the lock is taken (or our grant came too
 	 * late); servers that did not answer are not the reason. */
 	return v == VERDICT_NONE ? LOCK_UNAVAILABLE : LOCK_BUSY;
@@ -293,7 +330,8 @@ lock_retake(struct lock *l, struct lock_outcome *o)
  * Extend the lease on every server (the renewal thread, which owns the
  * connections while the command runs).  Returns how many servers
  * renewed; *lost is set when so many servers found the lock gone or
- * held by another token that a quorum can no longer renew.
+ * held by another token that a quorum can no longer renew; o->stop when
+ * a server says an operator asked us to stop.
  */
 int
 lock_renew(const struct lock *l, int64_t deadline, int *lost,
@@ -303,10 +341,14 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
 	struct args a;
 	int ok = 0, gone = 0;
 
-	args_script(&a, SCRIPT_RENEW, &l->k, 2);
+	if (l->shared)
+		args_script(&a, SCRIPT_SH_RENEW, &l->k, 4);
+	else
+		args_script(&a, SCRIPT_RENEW, &l->k, 3);
 	args_add(&a, l->token, LOCK_TOKEN_LEN);
 	args_num(&a, l->ttl);
 	o->err[0] = '\0';
+	o->stop = 0;
 	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
 	    sizeof(o->err));
 	for (int i = 0; i < l->n; i++) {
@@ -318,13 +360,15 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
 				    sizeof(o->err));
 			continue;
 		}
-		if (p->integer == 1) {
+		if (p->integer == 1 || p->integer == 2) {
 			ok++;
+			o->stop |= p->integer == 2;
 			continue;
 		}
 		gone++;
 		snprintf(o->err, sizeof(o->err), "%s: %s", l->conns[i].name,
 		    p->integer == 0 ? "the lock is held by another token" :
+		    p->integer == -2 ? "the lock is held shared by others" :
 		    "the lock is gone");
 	}
 	conn_req_clear(r, l->n);
@@ -337,17 +381,21 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
  * server that failed at once (a connection it had closed) stays
  * unmarked for one more try; done[i] is set for the others.  Returns
  * how many servers did it; adds to *others those where another token
- * holds the lock.
+ * holds the lock, and to *shared those where shared holders do (-2).
  */
 static int
 token_once(struct lock *l, enum script s, const char *token, long long arg,
-    int brief, char *done, int *others, struct lock_outcome *o)
+    int brief, char *done, int *others, int *shared, struct lock_outcome *o)
 {
+	static const int nkeys[SCRIPT_COUNT] = {
+		[SCRIPT_RELEASE] = 4, [SCRIPT_RENEW] = 3,
+		[SCRIPT_SH_RELEASE] = 7, [SCRIPT_SH_RENEW] = 4
+	};
 	struct conn_req r[l->n];
 	struct args a;
 	int ok = 0;
 
-	args_script(&a, s, &l->k, s == SCRIPT_RELEASE ? 4 : 2);
+	args_script(&a, s, &l->k, nkeys[s]);
 	args_str(&a, token);
 	args_num(&a, arg);
 	args_num(&a, FENCE_LINGER_MS);
@@ -364,7 +412,10 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 		done[i] = (char)(p != NULL || r[i].timed_out);
 		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
 			ok += p->integer > 0;
+			o->stop |= p->integer == 2 && (s == SCRIPT_RENEW ||
+			    s == SCRIPT_SH_RENEW);
 			*others += p->integer == 0;
+			*shared += p->integer == -2;
 		} else if (p != NULL && p->type != REDIS_REPLY_ERROR)
 			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
 	}
@@ -372,20 +423,34 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	return ok;
 }
 
-/* token_once() on every server, then once more on the servers that
- * failed at once, unless brief. */
+/*
+ * token_once() on every server, then once more on the servers that
+ * failed at once, unless brief.  s is the exclusive script; a lock held
+ * shared (l->shared, or a server's -2) gets its shared counterpart sh.
+ */
 static int
-token_op(struct lock *l, enum script s, const char *token, long long arg,
-    int brief, int *others, struct lock_outcome *o)
+token_op(struct lock *l, enum script s, enum script sh, const char *token,
+    long long arg, int brief, int *others, struct lock_outcome *o)
 {
 	char done[l->n];
-	int ok;
+	int ok, shared = 0;
 
+	if (l->shared)
+		s = sh;
 	memset(done, 0, sizeof(done));
 	*others = 0;
-	ok = token_once(l, s, token, arg, brief, done, others, o);
+	o->stop = 0;
+	ok = token_once(l, s, token, arg, brief, done, others, &shared, o);
 	if (memchr(done, 0, sizeof(done)) != NULL && !brief)
-		ok += token_once(l, s, token, arg, brief, done, others, o);
+		ok += token_once(l, s, token, arg, brief, done, others, &shared,
+		    o);
+	if (shared > 0 && s != sh) {
+		/* Only shared holders: is TOKEN one of them? */
+		memset(done, 0, sizeof(done));
+		*others = 0;
+		ok = token_once(l, sh, token, arg, brief, done, others, &shared,
+		    o);
+	}
 	return ok;
 }
 
@@ -399,13 +464,50 @@ int
 lock_release(struct lock *l, const char *token, int64_t keep_ms, int brief,
     int *others, struct lock_outcome *o)
 {
-	return token_op(l, SCRIPT_RELEASE, token, keep_ms, brief, others, o);
+	return token_op(l, SCRIPT_RELEASE, SCRIPT_SH_RELEASE, token, keep_ms,
+	    brief, others, o);
 }
 
-/* Reset token's lease to l->ttl; as lock_release(). */
+/* Reset token's lease to l->ttl; as lock_release().  o->stop: an
+ * operator asked its holder to stop. */
 int
 lock_extend(struct lock *l, const char *token, int *others,
     struct lock_outcome *o)
 {
-	return token_op(l, SCRIPT_RENEW, token, l->ttl, 0, others, o);
+	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, l->ttl, 0,
+	    others, o);
+}
+
+/* A waiting writer gives up: leave the writers' queue, so that shared
+ * requests need not wait for the entry to lapse.  Best effort. */
+void
+lock_unqueue(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a = { .script = -1 };
+
+	if (!l->queued)
+		return;
+	args_str(&a, "ZREM");
+	args_add(&a, l->k.xwait, l->k.xwaitlen);
+	args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
+	    NULL, NULL, NULL, 0);
+	conn_req_clear(r, l->n);
+	l->queued = 0;
+}
+
+/* A holder stopped by redlock stop has released: wake the redlock stop
+ * that waits for it.  Best effort. */
+void
+lock_notify_stopped(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a;
+
+	args_script(&a, SCRIPT_NOTIFY, &l->k, 1);
+	args_num(&a, WAKE_LINGER_MS);
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
+	    NULL, NULL, NULL, 0);
+	conn_req_clear(r, l->n);
 }

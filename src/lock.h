@@ -15,7 +15,10 @@ enum lock_result {
 	LOCK_REENTRANT,		/* already held by one of REDLOCK_HELD's tokens */
 	LOCK_BUSY,		/* held by someone else */
 	LOCK_UNAVAILABLE,	/* too few servers answered */
-	LOCK_INTERRUPTED	/* a signal arrived (intr_fd readable) */
+	LOCK_INTERRUPTED,	/* a signal arrived (intr_fd readable) */
+	LOCK_SELF_SHARED	/* exclusive request, but one of REDLOCK_HELD's
+				 * tokens holds the lock shared: it would wait
+				 * for itself */
 };
 
 /* Who holds a lock and since when: stored beside it, expiring with it. */
@@ -38,6 +41,14 @@ struct lock {
 	int64_t op_timeout;	/* per-command deadline for one attempt */
 	const char *held;	/* tokens inherited from REDLOCK_HELD, or NULL */
 	struct lock_meta meta;
+	int shared;		/* -s or --limit: a shared hold */
+	long limit;		/* --limit N, or 0: any number of shared holders */
+	/* Waiting (wait.c): an exclusive waiter is queued as a writer, so
+	 * that shared requests wait behind it. */
+	int64_t queue_ms;	/* queue for this long when busy; 0: never */
+	char waiter[LOCK_TOKEN_LEN + 1];	/* the queue entry's id */
+	int queued;		/* an entry may be on the servers */
+	int woken;		/* this attempt follows a wake-up */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
 	char token[LOCK_TOKEN_LEN + 1];
 	long long fence;
@@ -49,6 +60,9 @@ struct lock {
 struct lock_outcome {
 	int slow;		/* a server timed out */
 	int64_t busy_pttl;	/* after LOCK_BUSY: shortest TTL left, -1 none */
+	int stop;		/* renew, extend: an operator asked the holder
+				 * to stop (redlock stop) */
+	int self_shared;	/* acquire: an inherited token holds it shared */
 	char err[384];		/* why servers failed, for the message */
 };
 
@@ -65,5 +79,7 @@ int lock_release(struct lock *l, const char *token, int64_t keep_ms,
     int brief, int *others, struct lock_outcome *o);
 int lock_extend(struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
+void lock_unqueue(struct lock *l);
+void lock_notify_stopped(struct lock *l);
 
 #endif

@@ -35,6 +35,7 @@ static const char usage_text[] =
 "       redlock status [OPTIONS] NAME\n"
 "       redlock list [OPTIONS] [PATTERN]\n"
 "       redlock break [OPTIONS] NAME\n"
+"       redlock stop [OPTIONS] NAME\n"
 "       redlock --help | --version\n"
 "\n"
 "Run a command while holding a named lock kept in Redis.\n"
@@ -48,6 +49,9 @@ static const char usage_text[] =
 "  -E, --conflict-exit-code N   exit status when the lock is not obtained (1)\n"
 "  -c, --command STRING         run STRING with /bin/sh -c\n"
 "  -p, --prefix STRING          key prefix (\"redlock:\")\n"
+"  -s, --shared                 a shared lock: any number of shared holders\n"
+"  -x, -e, --exclusive          an exclusive lock (the default)\n"
+"      --limit N                a shared lock of at most N holders (semaphore)\n"
 "      --on-lost ACTION         when the lock is lost: term, kill or ignore (term)\n"
 "      --kill-after DURATION    grace between SIGTERM and SIGKILL\n"
 "      --min-hold DURATION      keep the lock at least this long after acquiring\n"
@@ -63,6 +67,7 @@ static const char usage_text[] =
 "DURATION is a number with an optional unit ms, s, m or h (bare: seconds).\n"
 "URL is redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N].\n"
 "Environment: REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD, REDISCLI_AUTH.\n"
+"stop asks the holders of NAME to stop as on SIGTERM and waits for them.\n"
 "Exit status: the command's own; 1 (or -E) lock not obtained; 64 usage;\n"
 "69 Redis unavailable; 70 internal error; 75 lock lost; 124 --max-time;\n"
 "126/127 command not executable / not found; 128+N signal N.\n";
@@ -108,6 +113,8 @@ dispatch(const struct config *cfg, int *die_by)
 		code = EXIT_INTERNAL;
 	} else {
 		lock.held = getenv("REDLOCK_HELD");
+		lock.shared = cfg->shared;
+		lock.limit = cfg->limit;
 		code = cfg->verb == VERB_RUN ? run_command(cfg, &lock, die_by) :
 		    verbs_run(cfg, &lock, die_by);
 	}

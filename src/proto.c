@@ -3,16 +3,42 @@
  * argument vectors and reply decoding.  Nothing here does I/O.
  *
  * Keys (K = prefix + NAME, byte for byte):
- *   K               the lock; its value is the bare token, so redis-py,
- *                   redsync and node-redlock interoperate with --prefix ''
+ *   K               the lock.  Held exclusively, its value is the bare
+ *                   token, so redis-py, redsync and node-redlock
+ *                   interoperate with --prefix ''.  Held shared, it is
+ *                   PROTO_MARKER ("\0shared") with PX = the latest
+ *                   shared lease's end, so those clients see NAME taken
+ *                   and an exclusive request waits
  *   base "\0fence"  the fencing counter; it lingers PROTO_FENCE_LINGER
  *                   after the last release, then expires (see below)
- *   base "\0meta"   holder metadata, a hash expiring with K
+ *   base "\0meta"   holder metadata, a hash expiring with K (exclusive)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers PROTO_WAKE_LINGER
+ *   base "\0holders" shared holders: a sorted set of tokens scored by
+ *                   their lease's end in the server's clock (ms), so a
+ *                   holder that died stops counting when its lease ends
+ *   base "\0hmeta"  shared holders' metadata: a hash of "TOKEN:field"
+ *   base "\0xwait"  waiting exclusive requests: a sorted set of waiter
+ *                   ids scored by when the entry lapses (server ms);
+ *                   while it is not empty no shared request is granted
+ *                   (writer preference)
+ *   base "\0xwake"  a list that wakes exclusive waiters only
+ *   base "\0stop"   tokens an operator asked to stop (redlock stop): a
+ *                   set the renewal script looks in, expiring soon
+ *                   after the holders' leases
+ *   base "\0stopped" a list a stopped holder pushes to once released,
+ *                   which redlock stop blocks on
  * where base puts them in K's Redis Cluster hash slot, for every NAME
  * (see aux_key()), so that every script runs on one node.  An
  * argv string cannot hold a NUL byte, so no NAME can collide with them.
+ *
+ * Shared holders and the exclusive holder never coexist: K is either a
+ * token or the marker.  Exclusive scripts never read the shared keys on
+ * their usual path, so an exclusive lock costs what it did before.
+ * Waking: a release pushes one wake-up; a shared grant that leaves
+ * room pushes one more, so k admissible waiters wake one after another
+ * rather than all at once; a shared request turned away because a
+ * writer waits passes the wake-up to the writers' list.
  *
  * Fences strictly increase on a server although the counter expires: a
  * missing counter is seeded from the server's clock in microseconds,
@@ -36,22 +62,39 @@
 #include "slot.h"
 
 /*
- * Take the lock if it is free.  KEYS: K, fence, meta.  ARGV: token,
- * ttl, fence linger, host, pid, user, cmd, start, then inherited tokens.
- * Returns {1, fence} granted, {2, fence, token} one of the inherited
- * tokens holds it, {0, pttl} someone else does.
+ * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders.
+ * ARGV: token, ttl, fence linger, host, pid, user, cmd, start, queue
+ * ms, waiter id, queued, then inherited tokens.  Returns {1, fence}
+ * granted, {2, fence, token} one of the inherited tokens holds it, {3,
+ * 0} one of them holds it shared (an exclusive request would wait for
+ * itself), {0, pttl} someone else holds it.  A busy request with queue
+ * ms > 0 enters the waiting writers (xwait) under its waiter id for
+ * that long; once queued (ARGV[11] == '1') its grant leaves the queue.
+ * The uncontended path runs exactly the calls it always did.
  */
 static const char acquire_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
     "if v then\n"
-    "  for i = 9, #ARGV do\n"
+    "  for i = 12, #ARGV do\n"
     "    if ARGV[i] == v then\n"
     "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
     "      return {2, tonumber(f), v}\n"
     "    end\n"
     "  end\n"
+    "  if v == '\\0shared' then\n"
+    "    for i = 12, #ARGV do\n"
+    "      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end\n"
+    "    end\n"
+    "  end\n"
+    "  if ARGV[9] ~= '0' then\n"
+    "    local t = redis.call('TIME')\n"
+    "    redis.call('ZADD', KEYS[4], t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "      + ARGV[9], ARGV[10])\n"
+    "    redis.call('PEXPIRE', KEYS[4], ARGV[9])\n"
+    "  end\n"
     "  return {0, redis.call('PTTL', KEYS[1])}\n"
     "end\n"
+    "if ARGV[11] == '1' then redis.call('ZREM', KEYS[4], ARGV[10]) end\n"
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"
     "  local t = redis.call('TIME')\n"
@@ -68,17 +111,20 @@ static const char acquire_lua[] =
 
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
- * extend).  KEYS: K, meta.  Returns 1, else 0 held by another token,
- * -1 free.
+ * extend).  KEYS: K, meta, stop.  Returns 1, or 2 when an operator
+ * asked this holder to stop (redlock stop); else 0 held by another
+ * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
     "if v ~= ARGV[1] then\n"
+    "  if v == '\\0shared' then return -2 end\n"
     "  if v then return 0 end\n"
     "  return -1\n"
     "end\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 2 end\n"
     "return 1\n";
 
 /*
@@ -87,11 +133,12 @@ static const char renew_lua[] =
  * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire that
  * much later instead, the counter lingering ARGV[3] ms past that.
  * KEYS: K, meta, wake, fence.  Returns 1 released, 2 left to expire,
- * 0 held by another token, -1 free.
+ * 0 held by another token, -2 held shared, -1 free.
  */
 static const char release_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
     "if v ~= ARGV[1] then\n"
+    "  if v == '\\0shared' then return -2 end\n"
     "  if v then return 0 end\n"
     "  return -1\n"
     "end\n"
@@ -127,15 +174,28 @@ static const char bump_lua[] =
 
 /*
  * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  KEYS: K,
- * meta, wake.  Returns {} when there is no lock, else {value, pttl,
- * {meta field, value...}}.
+ * meta, wake, holders, hmeta.  Returns {} when there is no lock; held
+ * exclusively {value, pttl, {meta field, value...}}; held shared
+ * {marker, pttl, {}, {token, pttl...}, {hmeta field, value...}} with
+ * the live holders only.
  */
 static const char inspect_lua[] =
     "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
     "local v = redis.call('GET', KEYS[1])\n"
-    "local r = {v, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[2])}\n"
+    "local r\n"
+    "if v == '\\0shared' then\n"
+    "  local t = redis.call('TIME')\n"
+    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "  local h = redis.call('ZRANGEBYSCORE', KEYS[4],\n"
+    "    '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES')\n"
+    "  for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end\n"
+    "  r = {v, redis.call('PTTL', KEYS[1]), {}, h,\n"
+    "    redis.call('HGETALL', KEYS[5])}\n"
+    "else\n"
+    "  r = {v, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[2])}\n"
+    "end\n"
     "if ARGV[1] == '1' then\n"
-    "  redis.call('DEL', KEYS[1], KEYS[2])\n"
+    "  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])\n"
     "  redis.call('RPUSH', KEYS[3], '1')\n"
     "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
     "  redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
@@ -143,7 +203,9 @@ static const char inspect_lua[] =
     "return r\n";
 
 static const char *const scripts[SCRIPT_COUNT] = {
-	acquire_lua, renew_lua, release_lua, bump_lua, inspect_lua
+	acquire_lua, renew_lua, release_lua, bump_lua, inspect_lua,
+	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
+	proto_stop_lua, proto_notify_lua
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -201,16 +263,24 @@ proto_keys(struct keys *k, const char *prefix, const char *name)
 	k->fence = aux_key(k->key, k->keylen, "fence", &k->fencelen);
 	k->meta = aux_key(k->key, k->keylen, "meta", &k->metalen);
 	k->wake = aux_key(k->key, k->keylen, "wake", &k->wakelen);
-	return k->fence && k->meta && k->wake ? 0 : -1;
+	k->holders = aux_key(k->key, k->keylen, "holders", &k->holderslen);
+	k->hmeta = aux_key(k->key, k->keylen, "hmeta", &k->hmetalen);
+	k->xwait = aux_key(k->key, k->keylen, "xwait", &k->xwaitlen);
+	k->xwake = aux_key(k->key, k->keylen, "xwake", &k->xwakelen);
+	k->stop = aux_key(k->key, k->keylen, "stop", &k->stoplen);
+	k->stopped = aux_key(k->key, k->keylen, "stopped", &k->stoppedlen);
+	return k->fence && k->meta && k->wake && k->holders && k->hmeta &&
+	    k->xwait && k->xwake && k->stop && k->stopped ? 0 : -1;
 }
 
 void
 proto_keys_free(struct keys *k)
 {
-	free(k->key);
-	free(k->fence);
-	free(k->meta);
-	free(k->wake);
+	char *all[] = { k->key, k->fence, k->meta, k->wake, k->holders,
+	    k->hmeta, k->xwait, k->xwake, k->stop, k->stopped };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		free(all[i]);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -238,17 +308,38 @@ args_num(struct args *a, long long v)
 	args_str(a, b);
 }
 
+/* The key that letter c names in args_script(), with its length. */
+static const char *
+key_by_letter(const struct keys *k, char c, size_t *len)
+{
+	switch (c) {
+	case 'k': *len = k->keylen; return k->key;
+	case 'f': *len = k->fencelen; return k->fence;
+	case 'm': *len = k->metalen; return k->meta;
+	case 'w': *len = k->wakelen; return k->wake;
+	case 'h': *len = k->holderslen; return k->holders;
+	case 'H': *len = k->hmetalen; return k->hmeta;
+	case 'q': *len = k->xwaitlen; return k->xwait;
+	case 'x': *len = k->xwakelen; return k->xwake;
+	case 's': *len = k->stoplen; return k->stop;
+	default: *len = k->stoppedlen; return k->stopped;
+	}
+}
+
 /*
  * Start a fresh vector: EVALSHA of script s with nkeys of k's keys, in
- * the order K, then the auxiliary keys the script's comment names.
+ * the order of the script's KEYS comment (the letters below: K, fence,
+ * meta, wake, holders, hmeta, xwait (q), xwake, stop, stopped (d)).
  */
 void
 args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
 {
-	static const char order[SCRIPT_COUNT][4] = {
-		[SCRIPT_ACQUIRE] = "kfm", [SCRIPT_RENEW] = "km",
+	static const char order[SCRIPT_COUNT][8] = {
+		[SCRIPT_ACQUIRE] = "kfmqh", [SCRIPT_RENEW] = "kms",
 		[SCRIPT_RELEASE] = "kmwf", [SCRIPT_BUMP] = "fm",
-		[SCRIPT_INSPECT] = "kmw",
+		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwx",
+		[SCRIPT_SH_RENEW] = "khHs", [SCRIPT_SH_RELEASE] = "khHwfqx",
+		[SCRIPT_STOP] = "khs", [SCRIPT_NOTIFY] = "d",
 	};
 
 	if (shas[s][0] == '\0')
@@ -259,12 +350,9 @@ args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
 	args_add(a, shas[s], 40);
 	args_num(a, nkeys);
 	for (int i = 0; i < nkeys && order[s][i] != '\0'; i++) {
-		switch (order[s][i]) {
-		case 'k': args_add(a, k->key, k->keylen); break;
-		case 'f': args_add(a, k->fence, k->fencelen); break;
-		case 'm': args_add(a, k->meta, k->metalen); break;
-		default: args_add(a, k->wake, k->wakelen); break;
-		}
+		size_t len;
+		const char *key = key_by_letter(k, order[s][i], &len);
+		args_add(a, key, len);
 	}
 }
 

@@ -11,12 +11,25 @@
 struct keys {
 	char *key, *fence, *meta, *wake;
 	size_t keylen, fencelen, metalen, wakelen;
+	/* Shared holders, waiting writers, stop requests. */
+	char *holders, *hmeta, *xwait, *xwake, *stop, *stopped;
+	size_t holderslen, hmetalen, xwaitlen, xwakelen, stoplen, stoppedlen;
 };
 
 enum script {
 	SCRIPT_ACQUIRE, SCRIPT_RENEW, SCRIPT_RELEASE, SCRIPT_BUMP,
-	SCRIPT_INSPECT, SCRIPT_COUNT
+	SCRIPT_INSPECT, SCRIPT_SH_ACQUIRE, SCRIPT_SH_RENEW, SCRIPT_SH_RELEASE,
+	SCRIPT_STOP, SCRIPT_NOTIFY, SCRIPT_COUNT
 };
+
+/* What K holds while shared holders hold the lock (proto.c): a NUL
+ * byte first, so that no token given in argv can equal it. */
+#define PROTO_MARKER "\0shared"
+#define PROTO_MARKER_LEN 7
+
+/* The bodies of the shared-lock and stop scripts (proto_shared.c). */
+extern const char proto_sh_acquire_lua[], proto_sh_renew_lua[],
+    proto_sh_release_lua[], proto_stop_lua[], proto_notify_lua[];
 
 /* The longest vector: a script call with its keys, the holder's
  * metadata and the inherited tokens (REDLOCK_HELD) that fit. */

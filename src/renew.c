@@ -4,7 +4,9 @@
  * connection, so a server near maxclients cannot take a running lock
  * away), and extends the lease every ttl/3.  It never decides anything
  * about the command: it publishes when the last successful renewal was
- * sent, and whether the lock is definitely lost, and main acts on that.
+ * sent, whether the lock is definitely lost, and whether a renewal
+ * brought an operator's request to stop (redlock stop), and main acts
+ * on that.
  *
  * The lease is provably ours until the send time of the last renewal a
  * quorum confirmed, plus ttl, minus drift; a late reply never moves it
@@ -38,6 +40,7 @@ struct renew {
 	int guard_fd;		/* the guard's pipe, or -1 */
 	int64_t sent;		/* guarded by mu */
 	int lost;		/* guarded by mu */
+	int stop;		/* guarded by mu: redlock stop asked us */
 	char why[384];		/* guarded by mu */
 };
 
@@ -52,6 +55,22 @@ sleep_until(struct renew *r, int64_t t)
 			return 0;
 		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) > 0)
 			return 1;
+	}
+}
+
+/* Publish a renewal that carried a request to stop, once. */
+static void
+renew_asked_to_stop(struct renew *r)
+{
+	int first;
+
+	pthread_mutex_lock(&r->mu);
+	first = !r->stop;
+	r->stop = 1;
+	pthread_mutex_unlock(&r->mu);
+	if (first) {
+		unsigned char event = SIG_EVENT;
+		(void)!write(r->notify_fd, &event, 1);
 	}
 }
 
@@ -94,6 +113,8 @@ renew_main(void *arg)
 			r->sent = sent;
 			pthread_mutex_unlock(&r->mu);
 			guard_lease(r->guard_fd, lock_lease_end(l, sent));
+			if (o.stop)
+				renew_asked_to_stop(r);
 			if (failing)
 				log_info("renewed lock again");
 			failing = 0;
@@ -175,6 +196,18 @@ renew_lost(struct renew *r, char *why, size_t len)
 	snprintf(why, len, "%s", r->why);
 	pthread_mutex_unlock(&r->mu);
 	return lost;
+}
+
+/* Has a renewal brought a request to stop (redlock stop)? */
+int
+renew_stop_asked(struct renew *r)
+{
+	int stop;
+
+	pthread_mutex_lock(&r->mu);
+	stop = r->stop;
+	pthread_mutex_unlock(&r->mu);
+	return stop;
 }
 
 /* Stop the thread, wait for it, and free everything; the connections

@@ -89,7 +89,8 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return verbs_not_acquired(c, res, &o, die_by);
-	log_info("acquired lock '%s' (fence %lld)%s", c->name, l->fence,
+	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
+	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	code = spawn(c, &r);
@@ -108,5 +109,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	supervise_end(&r);
 	if (r.held)
 		finish(&r);
+	if (r.held && r.stop_asked)
+		lock_notify_stopped(l);
 	return code;
 }

@@ -26,45 +26,57 @@ print_holder(const struct lock_meta *m)
 	printf(" pid %ld", m->pid);
 }
 
+/* A holder's members of a JSON object, after a comma. */
 static void
-status_json(const struct lock *l, const struct lock_view *v, int held)
+holder_json(const struct lock_view *v)
 {
 	char start[32];
 
+	print_time(v->meta.start_ms, start, sizeof(start));
+	printf("\"ttl_ms\":%lld,\"fence\":%lld,\"foreign\":%s",
+	    v->pttl, v->fence, v->has_meta ? "false" : "true");
+	if (v->has_meta) {
+		fputs(",\"host\":", stdout);
+		print_json(v->meta.host, strlen(v->meta.host));
+		printf(",\"pid\":%ld,\"user\":", v->meta.pid);
+		print_json(v->meta.user, strlen(v->meta.user));
+		fputs(",\"cmd\":", stdout);
+		print_json(v->meta.cmd, strlen(v->meta.cmd));
+		printf(",\"start\":\"%s\",\"start_ms\":%lld", start,
+		    (long long)v->meta.start_ms);
+	}
+}
+
+/* The JSON object of a lock, without its closing brace. */
+static void
+status_json(const struct lock *l, const struct lock_view *v, int held)
+{
 	fputs("{\"name\":", stdout);
 	print_json(l->name, l->namelen);
 	fputs(",\"key\":", stdout);
 	print_json(l->k.key, l->k.keylen);
 	printf(",\"held\":%s", held ? "true" : "false");
-	if (v != NULL) {
-		print_time(v->meta.start_ms, start, sizeof(start));
-		printf(",\"ttl_ms\":%lld,\"fence\":%lld,\"foreign\":%s",
-		    v->pttl, v->fence, v->has_meta ? "false" : "true");
-		if (v->has_meta) {
-			fputs(",\"host\":", stdout);
-			print_json(v->meta.host, strlen(v->meta.host));
-			printf(",\"pid\":%ld,\"user\":", v->meta.pid);
-			print_json(v->meta.user, strlen(v->meta.user));
-			fputs(",\"cmd\":", stdout);
-			print_json(v->meta.cmd, strlen(v->meta.cmd));
-			printf(",\"start\":\"%s\",\"start_ms\":%lld", start,
-			    (long long)v->meta.start_ms);
+	if (v != NULL && v->shared) {
+		printf(",\"shared\":true,\"ttl_ms\":%lld,\"count\":%d,"
+		    "\"holders\":[", v->pttl, v->nholders);
+		for (int i = 0; i < v->nholders; i++) {
+			fputs(i ? ",{" : "{", stdout);
+			holder_json(&v->holders[i]);
+			putchar('}');
 		}
+		putchar(']');
+	} else if (v != NULL) {
+		putchar(',');
+		holder_json(v);
 	}
 }
 
+/* A holder's lines of the text output. */
 static void
-status_text(const struct lock *l, const struct lock_view *h)
+holder_text(const struct lock_view *h)
 {
 	char ttl[32], start[32], ago[32];
 
-	fputs("lock:    ", stdout);
-	print_text(l->name, l->namelen);
-	if (h == NULL) {
-		fputs("\nstate:   free\n", stdout);
-		return;
-	}
-	fputs("\nstate:   held\n", stdout);
 	duration_format(h->pttl, ttl, sizeof(ttl));
 	if (h->has_meta) {
 		print_time(h->meta.start_ms, start, sizeof(start));
@@ -82,6 +94,26 @@ status_text(const struct lock *l, const struct lock_view *h)
 		printf("fence:   %lld\n", h->fence);
 }
 
+static void
+status_text(const struct lock *l, const struct lock_view *h)
+{
+	fputs("lock:    ", stdout);
+	print_text(l->name, l->namelen);
+	if (h == NULL) {
+		fputs("\nstate:   free\n", stdout);
+		return;
+	}
+	if (!h->shared) {
+		fputs("\nstate:   held\n", stdout);
+		holder_text(h);
+		return;
+	}
+	printf("\nstate:   held shared by %d holder%s\n", h->nholders,
+	    h->nholders == 1 ? "" : "s");
+	for (int i = 0; i < h->nholders; i++)
+		holder_text(&h->holders[i]);
+}
+
 int
 status_show(const struct config *c, struct lock *l)
 {
@@ -92,6 +124,7 @@ status_show(const struct config *c, struct lock *l)
 
 	if (answered < l->quorum) {
 		log_error("%s", o.err);
+		inspect_views_free(v, l->n);
 		return EXIT_UNAVAILABLE;
 	}
 	h = inspect_agreed(l, v);
@@ -120,6 +153,7 @@ status_show(const struct config *c, struct lock *l)
 			    ttl : "held by another token");
 		}
 	}
+	inspect_views_free(v, l->n);
 	return h != NULL ? 0 : 1;
 }
 
@@ -241,7 +275,10 @@ list_text(struct row *rows, size_t n)
 		print_text(rows[i].name, rows[i].namelen);
 		printf("%*s  %9s  ", (int)(w > tw ? w - tw : 0), "",
 		    v->pttl < 0 ? "none" : ttl);
-		if (v->has_meta) {
+		if (v->shared)
+			printf("(shared by %d holder%s)", v->nholders,
+			    v->nholders == 1 ? "" : "s");
+		else if (v->has_meta) {
 			print_holder(&v->meta);
 			fputs("  ", stdout);
 			print_text(v->meta.cmd, strlen(v->meta.cmd));
@@ -278,6 +315,7 @@ status_list(const struct config *c, struct lock *l)
 		struct lock_view v[l->n];
 		const struct lock_view *h;
 
+		memset(v, 0, sizeof(v));
 		if ((i > 0 && found_cmp(&keys[i], &keys[i - 1]) == 0) ||
 		    keys[i].len < pl)
 			continue;
@@ -287,7 +325,10 @@ status_list(const struct config *c, struct lock *l)
 			rows[nrows].name = keys[i].key + pl;
 			rows[nrows].namelen = keys[i].len - pl;
 			rows[nrows++].v = *h;
+			/* The row owns the holders now. */
+			v[h - v].holders = NULL;
 		}
+		inspect_views_free(v, l->n);
 		lock_free(&k);
 	}
 	if (c->json) {
@@ -302,6 +343,8 @@ status_list(const struct config *c, struct lock *l)
 	} else
 		list_text(rows, nrows);
 out:
+	for (size_t i = 0; i < nrows; i++)
+		free(rows[i].v.holders);
 	for (size_t i = 0; i < nkeys; i++)
 		free(keys[i].key);
 	free(keys);

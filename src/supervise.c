@@ -7,6 +7,7 @@
  *   the renewal    the thread started at the first ttl/3
  *   the lease      loss reported by the thread, or no renewal in time
  *   --max-time     the command ran too long (exit 124)
+ *   the stop       a renewal brought a request from redlock stop
  *   the kill       SIGKILL once --kill-after has passed since SIGTERM
  *
  * and job control: a command stopped by the terminal (Ctrl-Z) stops
@@ -182,6 +183,31 @@ due_max_time(struct run *r, int64_t now)
 	return INT64_MAX;
 }
 
+/* Stop the command as SIGTERM to redlock would (SIGTERM, then SIGKILL
+ * after --kill-after): an operator ran redlock stop.  Its exit status
+ * stays ours to report. */
+static void
+asked_to_stop(struct run *r, int64_t now)
+{
+	const struct config *c = r->cfg;
+
+	if (r->stop_asked)
+		return;
+	r->stop_asked = 1;
+	log_error("lock '%s': redlock stop asked its holder to stop; "
+	    "stopping the command", c->name);
+	stop_command(r, 0, now + config_kill_after(c));
+}
+
+/* redlock stop: a renewal brought the request. */
+static int64_t
+due_stop(struct run *r, int64_t now)
+{
+	if (r->renew != NULL && !r->stop_asked && renew_stop_asked(r->renew))
+		asked_to_stop(r, now);
+	return INT64_MAX;
+}
+
 /* SIGKILL once the grace after SIGTERM has passed. */
 static int64_t
 due_kill(struct run *r, int64_t now)
@@ -215,6 +241,7 @@ check_deadlines(struct run *r)
 	next = min64(next, due_renewal(r, now));
 	next = min64(next, due_lease(r, now));
 	next = min64(next, due_max_time(r, now));
+	next = min64(next, due_stop(r, now));
 	return min64(next, due_kill(r, now));
 }
 
@@ -224,8 +251,12 @@ static void
 resume(struct run *r)
 {
 	struct lock_outcome o = { 0 };
-	int64_t last = renew_stop(r->renew);
+	int64_t last;
 
+	/* A request that the thread saw is not lost with the thread. */
+	if (r->renew != NULL && renew_stop_asked(r->renew))
+		asked_to_stop(r, clock_ms());
+	last = renew_stop(r->renew);
 	r->renew = NULL;
 	if (last > r->lock->sent_at)
 		r->lock->sent_at = last;
@@ -239,6 +270,8 @@ resume(struct run *r)
 			child_kill_tree(&r->child);
 			return;
 		}
+		if (o.stop)
+			asked_to_stop(r, clock_ms());
 		r->renew = renew_start(r->lock, r->lock->sent_at,
 		    sig_notify_fd(), r->lease_fd);
 		guard_lease(r->lease_fd, lease_ends(r));

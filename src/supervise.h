@@ -25,6 +25,8 @@ struct run {
 	int stopping;
 	int lost;		/* the lock was lost: exit 75 */
 	int timed_out;		/* --max-time ran out: exit 124 */
+	int stop_asked;		/* redlock stop asked us: stopping as on
+				 * SIGTERM, the command's status is ours */
 };
 
 void supervise_init(struct run *r, const struct config *c, struct lock *l,

@@ -2,7 +2,7 @@
  * verbs.c - taking and clearing locks by hand (SPEC section 6):
  * acquire, release, extend, break.  stdout carries the answer (a token
  * or assignments); diagnostics go to stderr through log.c.  status and
- * list are in status.c.
+ * list are in status.c, stop in stop.c.
  */
 #include "verbs.h"
 
@@ -31,6 +31,17 @@ pending_signal(void)
 	return SIGTERM;
 }
 
+/* Report a conflict: with -E only under -v, since the caller tests the
+ * status it chose. */
+void
+verbs_conflict(const struct config *c, const char *msg)
+{
+	if (c->conflict_quiet)
+		log_info("%s", msg);
+	else
+		log_error("%s", msg);
+}
+
 /*
  * Report why the lock was not obtained and return the exit status for
  * it; interrupted by a signal, *die_by is that signal (nothing is left
@@ -40,6 +51,8 @@ int
 verbs_not_acquired(const struct config *c, enum lock_result res,
     const struct lock_outcome *o, int *die_by)
 {
+	char m[64 + CONFIG_NAME_MAX];
+
 	switch (res) {
 	case LOCK_INTERRUPTED:
 		*die_by = pending_signal();
@@ -47,11 +60,18 @@ verbs_not_acquired(const struct config *c, enum lock_result res,
 	case LOCK_UNAVAILABLE:
 		log_error("%s", o->err[0] ? o->err : "no quorum of servers");
 		return EXIT_UNAVAILABLE;
+	case LOCK_SELF_SHARED:
+		log_error("lock '%s' is held shared by an enclosing redlock: "
+		    "an exclusive request would wait for itself", c->name);
+		return c->conflict_exit;
 	case LOCK_BUSY:
 		if (c->wait == 0)
-			log_error("lock '%s' is held by someone else", c->name);
+			snprintf(m, sizeof(m), "lock '%s' is held by someone "
+			    "else", c->name);
 		else
-			log_error("timed out waiting for lock '%s'", c->name);
+			snprintf(m, sizeof(m), "timed out waiting for lock "
+			    "'%s'", c->name);
+		verbs_conflict(c, m);
 		return c->conflict_exit;
 	default:
 		return EXIT_INTERNAL;
@@ -110,24 +130,33 @@ say_holder(const struct config *c, struct lock *l, const char *verb)
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
 	char user[128], host[512];
-	int held = 0;
+	int held = 0, shared = 0;
 
 	inspect_lock(l, v, 0, &o);
 	for (int i = 0; i < l->n; i++) {
 		if (!v[i].held)
 			continue;
 		held = 1;
+		if (v[i].shared && shared < v[i].nholders)
+			shared = v[i].nholders;
 		if (v[i].has_meta) {
 			log_error("cannot %s lock '%s': it is held by %s@%s pid %ld "
 			    "(fence %lld), not by this token", verb, c->name,
 			    print_escape(v[i].meta.user, user, sizeof(user)),
 			    print_escape(v[i].meta.host, host, sizeof(host)),
 			    v[i].meta.pid, v[i].fence);
+			inspect_views_free(v, l->n);
 			return;
 		}
 	}
-	log_error("cannot %s lock '%s': %s", verb, c->name, held ?
-	    "it is held by another token" : "it is not held");
+	inspect_views_free(v, l->n);
+	if (shared > 0)
+		log_error("cannot %s lock '%s': it is held shared by %d "
+		    "holder%s, none of them this token", verb, c->name, shared,
+		    shared == 1 ? "" : "s");
+	else
+		log_error("cannot %s lock '%s': %s", verb, c->name, held ?
+		    "it is held by another token" : "it is not held");
 }
 
 /* release and extend: act only if TOKEN holds the lock. */
@@ -146,6 +175,9 @@ verb_token(const struct config *c, struct lock *l, int extend)
 	}
 	ok = extend ? lock_extend(l, c->token, &others, &o) :
 	    lock_release(l, c->token, 0, 0, &others, &o);
+	if (ok >= l->quorum && o.stop)
+		log_error("lock '%s': redlock stop asked this holder to stop; "
+		    "release it when you can", c->name);
 	if (ok >= l->quorum)
 		return 0;
 	if (o.err[0] != '\0' && others + ok < l->quorum) {
@@ -162,7 +194,10 @@ say_removed(const struct config *c, const struct lock_view *h)
 {
 	char user[128], host[512];
 
-	if (h->has_meta)
+	if (h->shared)
+		log_error("removed lock '%s' held shared by %d holder%s",
+		    c->name, h->nholders, h->nholders == 1 ? "" : "s");
+	else if (h->has_meta)
 		log_error("removed lock '%s' held by %s@%s pid %ld (fence %lld)",
 		    c->name, print_escape(h->meta.user, user, sizeof(user)),
 		    print_escape(h->meta.host, host, sizeof(host)), h->meta.pid,
@@ -171,38 +206,38 @@ say_removed(const struct config *c, const struct lock_view *h)
 		log_error("removed lock '%s' held by another client", c->name);
 }
 
-/* break: remove the lock whoever holds it (and, with --fence, its
- * fencing counter). */
+/* break: remove the lock whoever holds it (every shared holder) and,
+ * with --fence, its fencing counter. */
 static int
 verb_break(const struct config *c, struct lock *l)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
 	const struct lock_view *h = NULL;
-	int answered = inspect_lock(l, v, 1, &o), forgot = 0;
+	int answered = inspect_lock(l, v, 1, &o), forgot = 0, code;
 
 	for (int i = 0; i < l->n; i++)
 		if (v[i].held && (h == NULL || (!h->has_meta && v[i].has_meta)))
 			h = &v[i];
-	if (h == NULL && answered < l->quorum) {
+	if (h == NULL && answered < l->quorum)
+		forgot = -1;
+	else if (c->fence)
+		forgot = inspect_forget_fence(l, &o);
+	if (forgot < 0) {
 		log_error("%s", o.err);
-		return EXIT_UNAVAILABLE;
-	}
-	if (c->fence) {
-		if ((forgot = inspect_forget_fence(l, &o)) < 0) {
-			log_error("%s", o.err);
-			return EXIT_UNAVAILABLE;
-		}
+		code = EXIT_UNAVAILABLE;
+	} else {
 		if (forgot > 0)
 			log_error("removed the fencing counter of lock '%s'",
 			    c->name);
+		if (h != NULL)
+			say_removed(c, h);
+		else
+			log_error("lock '%s' was not held", c->name);
+		code = h != NULL || forgot > 0 ? 0 : EXIT_NOT_HELD;
 	}
-	if (h == NULL) {
-		log_error("lock '%s' was not held", c->name);
-		return forgot > 0 ? 0 : EXIT_NOT_HELD;
-	}
-	say_removed(c, h);
-	return 0;
+	inspect_views_free(v, l->n);
+	return code;
 }
 
 /* Run the verb c->verb; returns the exit status (see verbs_not_acquired()
@@ -224,6 +259,8 @@ verbs_run(const struct config *c, struct lock *l, int *die_by)
 		return verb_break(c, l);
 	case VERB_LIST:
 		return status_list(c, l);
+	case VERB_STOP:
+		return stop_run(c, l, die_by);
 	default:
 		return EXIT_INTERNAL;
 	}

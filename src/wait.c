@@ -4,6 +4,14 @@
  * server at once, on the connection it already has), bounded by the
  * holder's TTL (a dead holder's key expires) and by a poll interval (a
  * foreign client releases without waking anyone).
+ *
+ * Writer preference (one server): an exclusive waiter queues itself on
+ * the server with each busy attempt, and the entry lapses
+ * WAIT_QUEUE_MS later unless renewed, so a waiter that died holds
+ * nobody up for long.  Shared requests are not granted while the queue
+ * has an entry.  Exclusive waiters also block on a list of their own,
+ * to which a shared request that was woken but must let a writer go
+ * first hands its wake-up.
  */
 #include "wait.h"
 
@@ -34,6 +42,11 @@
 #define WAIT_FAIL_PERSIST_MS 1500
 #define WAIT_FAIL_STEP_MS 100
 
+/* How long an exclusive waiter's place in the writers' queue lasts
+ * without a new attempt: well above the longest sleep between two
+ * attempts (WAIT_POLL_MS plus jitter and a round trip). */
+#define WAIT_QUEUE_MS 2000
+
 /* A blocked BLPOP's reply may come this late after its timeout (the
  * server checks timeouts hz times a second) without counting as a
  * failure. */
@@ -63,15 +76,16 @@ any_reply(const struct conn_req *r, int n, const void *arg)
 }
 
 /*
- * Sleep until the lock may have become free, at most ms and never past
- * `hard` (the -w deadline, or -1): block on every server's wake list at
- * once; the first answer ends the wait, and connections still blocked
- * are closed (their BLPOP would hold up the next command).  Returns 0,
- * -1 on interruption, or 1 when no server answered (after sleeping out
- * ms, so that failing servers are not hammered).
+ * Block on the lists key[0..nkeys) of every server at once (BLPOP), at
+ * most ms and never past `hard` (the -w deadline, or -1); the first
+ * answer ends the wait, and connections still blocked are closed (their
+ * BLPOP would hold up the next command).  l->woken: a server popped a
+ * wake-up.  Returns 0, -1 on interruption, or 1 when no server answered
+ * (after sleeping out ms, so that failing servers are not hammered).
  */
 static int
-wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+wait_lists(struct lock *l, const char *const *key, const size_t *len,
+    int nkeys, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
@@ -88,10 +102,12 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
 		deadline = hard;
 	snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
 	args_str(&a, "BLPOP");
-	args_add(&a, l->k.wake, l->k.wakelen);
+	for (int i = 0; i < nkeys; i++)
+		args_add(&a, key[i], len[i]);
 	args_str(&a, t);
 	rc = quorum_exec(l->conns, l->n, &a, r, deadline, intr_fd, any_reply,
 	    NULL, NULL, 0);
+	l->woken = 0;
 	for (int i = 0; i < l->n; i++) {
 		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR)
 			answered++;
@@ -100,6 +116,8 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
 			conn_close(&l->conns[i]);
 		else if (!(hard >= 0 && clock_ms() >= hard))
 			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
+		l->woken |= r[i].reply != NULL &&
+		    r[i].reply->type == REDIS_REPLY_ARRAY;
 	}
 	conn_req_clear(r, l->n);
 	if (rc < 0)
@@ -107,6 +125,32 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
 	if (answered > 0 || (hard >= 0 && clock_ms() >= hard))
 		return 0;
 	return nap_until(until, intr_fd) < 0 ? -1 : 1;
+}
+
+/* Sleep until the lock may have become free: see wait_lists().  An
+ * exclusive waiter on one server also hears the writers' list. */
+static int
+wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o)
+{
+	const char *key[2] = { l->k.xwake, l->k.wake };
+	size_t len[2] = { l->k.xwakelen, l->k.wakelen };
+
+	if (!l->shared && l->n == 1)
+		return wait_lists(l, key, len, 2, ms, hard, intr_fd, o);
+	return wait_lists(l, key + 1, len + 1, 1, ms, hard, intr_fd, o);
+}
+
+/* redlock stop: sleep until a stopped holder says it released; see
+ * wait_lists(). */
+int
+wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o)
+{
+	const char *key = l->k.stopped;
+	size_t len = l->k.stoppedlen;
+
+	return wait_lists(l, &key, &len, 1, ms, hard, intr_fd, o);
 }
 
 /* How long to sleep before the next attempt while the lock is busy. */
@@ -127,10 +171,18 @@ static int
 final_first(enum lock_result res, const struct lock_outcome *o, int64_t wait,
     int64_t took)
 {
-	if (res == LOCK_HELD || res == LOCK_REENTRANT || res == LOCK_INTERRUPTED)
+	if (res == LOCK_HELD || res == LOCK_REENTRANT ||
+	    res == LOCK_INTERRUPTED || res == LOCK_SELF_SHARED)
 		return 1;
 	return res == LOCK_UNAVAILABLE &&
 	    (!o->slow || wait == 0 || took >= WAIT_SLOW_FIRST_MS);
+}
+
+/* Is this result final, after a later attempt? */
+static int
+final_later(enum lock_result res)
+{
+	return res != LOCK_BUSY && res != LOCK_UNAVAILABLE;
 }
 
 /*
@@ -144,37 +196,48 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	int64_t start = clock_ms(), since = 0;
 	int64_t until = wait < 0 ? -1 : start + wait;
 	int failures = 0, first = 1;
+	enum lock_result res;
 
+	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ? WAIT_QUEUE_MS : 0;
+	l->woken = 0;
 	for (;;) {
-		enum lock_result res = lock_try(l, o, intr_fd);
 		int64_t left, ms;
 		int rc;
 
+		res = lock_try(l, o, intr_fd);
 		if (first ? final_first(res, o, wait, clock_ms() - start) :
-		    res != LOCK_BUSY && res != LOCK_UNAVAILABLE)
-			return res;
+		    final_later(res))
+			break;
 		first = 0;
 		left = until < 0 ? -1 : until - clock_ms();
 		if (res == LOCK_BUSY) {
 			failures = 0;
 			if (wait == 0 || (until >= 0 && left <= 0))
-				return res;
+				break;
 			if (l->n > 1 && nap_until(clock_ms() +
-			    clock_jitter(WAIT_SPLIT_BACKOFF_MS), intr_fd) < 0)
-				return LOCK_INTERRUPTED;
+			    clock_jitter(WAIT_SPLIT_BACKOFF_MS), intr_fd) < 0) {
+				res = LOCK_INTERRUPTED;
+				break;
+			}
 			ms = busy_sleep(o, left);
 		} else {
 			if (failures++ == 0)
 				since = clock_ms();
 			if (failures >= WAIT_FAIL_TRIES &&
 			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS)
-				return res;
+				break;
 			ms = WAIT_FAIL_STEP_MS * failures;
 		}
 		rc = wait_wake(l, ms, until, intr_fd, o);
-		if (rc < 0)
-			return LOCK_INTERRUPTED;
+		if (rc < 0) {
+			res = LOCK_INTERRUPTED;
+			break;
+		}
 		if (rc > 0 && failures++ == 0)
 			since = clock_ms();
 	}
+	/* A waiter that gives up leaves the writers' queue at once. */
+	if (res != LOCK_HELD)
+		lock_unqueue(l);
+	return res;
 }

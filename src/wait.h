@@ -8,5 +8,7 @@
 
 enum lock_result wait_acquire(struct lock *l, int64_t wait, int intr_fd,
     struct lock_outcome *o);
+int wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+    struct lock_outcome *o);
 
 #endif

@@ -75,9 +75,31 @@ complete_words() {
 @test "bash offers every verb after the options" {
 	run complete_words redlock -n -t 5s ''
 	assert_success
-	for verb in run acquire release extend status list break; do
+	for verb in run acquire release extend status list break stop; do
 		assert_line "$verb"
 	done
+}
+
+@test "bash completes the shared-lock options and the numbers of --limit" {
+	run complete_words redlock --sh
+	assert_output --shared
+	run complete_words redlock --limit ''
+	assert_line 2
+	assert_line 4
+	run complete_words redlock -s --limit 3 mylock ech
+	assert_line echo
+}
+
+@test "bash completes lock names after stop" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/redlock" <<-'EOF'
+		#!/bin/sh
+		echo '{"name":"backup","key":"redlock:backup","held":true}'
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/redlock"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run complete_words redlock stop b
+	assert_success
+	assert_output backup
 }
 
 @test "bash completes the wrapped command after NAME" {

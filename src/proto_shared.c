@@ -1,0 +1,226 @@
+/*
+ * proto_shared.c - the scripts of shared locks, semaphores (--limit)
+ * and redlock stop: the keys they use are described at the top of
+ * proto.c.  Every time here is the server's (TIME, in milliseconds),
+ * so a shared holder that died stops counting when its lease ends on
+ * the server, whatever the clients' clocks say.
+ */
+#include "proto.h"
+
+/* The server's clock in ms, as `now`. */
+#define LUA_NOW \
+    "local t = redis.call('TIME')\n" \
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+
+/*
+ * Helpers over the holders' sorted set (KEYS[h]) and metadata hash
+ * (KEYS[m]): forget(g) drops holder g's metadata; prune() drops the
+ * holders whose lease has ended; extend() makes K, the set and the hash
+ * live exactly as long as the latest lease.
+ */
+#define LUA_HOLDERS(h, m) \
+    "local function forget(g)\n" \
+    "  redis.call('HDEL', KEYS[" m "], g .. ':host', g .. ':pid',\n" \
+    "    g .. ':user', g .. ':cmd', g .. ':start', g .. ':fence',\n" \
+    "    g .. ':ttl')\n" \
+    "end\n" \
+    "local function prune()\n" \
+    "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[" h "],\n" \
+    "      '-inf', now)) do forget(g) end\n" \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[" h "], '-inf', now)\n" \
+    "end\n" \
+    "local function extend()\n" \
+    "  local last = redis.call('ZRANGE', KEYS[" h "], -1, -1, 'WITHSCORES')\n" \
+    "  local ms = math.floor(tonumber(last[2]) - now)\n" \
+    "  if ms < 1 then ms = 1 end\n" \
+    "  redis.call('SET', KEYS[1], '\\0shared', 'PX', ms)\n" \
+    "  redis.call('PEXPIRE', KEYS[" h "], ms)\n" \
+    "  redis.call('PEXPIRE', KEYS[" m "], ms)\n" \
+    "end\n"
+
+/* push(k): one wake-up on list k (at most one is ever pending), which
+ * lingers ARGV[l] ms.  writers(): is an exclusive request waiting in
+ * KEYS[q]?  Entries lapse by themselves when their waiter is gone. */
+#define LUA_WAKE(l, q) \
+    "local function push(k)\n" \
+    "  if redis.call('RPUSH', k, '1') > 1 then\n" \
+    "    redis.call('LTRIM', k, 0, 0)\n" \
+    "  end\n" \
+    "  redis.call('PEXPIRE', k, ARGV[" l "])\n" \
+    "end\n" \
+    "local function writers()\n" \
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[" q "], '-inf', now)\n" \
+    "  return redis.call('ZCARD', KEYS[" q "]) > 0\n" \
+    "end\n"
+
+/*
+ * Take a shared hold.  KEYS: K, fence, meta, holders, hmeta, xwait,
+ * wake, xwake.  ARGV: token, ttl, fence linger, host, pid, user, cmd,
+ * start, limit (0: none), wake linger, woken ('1': this attempt follows
+ * a wake-up), then inherited tokens.  Returns {1, fence} granted,
+ * {2, fence, token} an inherited token holds it (exclusively or
+ * shared), {0, ms} busy: held exclusively (ms: its TTL), a writer waits
+ * (-1), or --limit holders hold it (ms: until the first lease ends).
+ * A grant that leaves room wakes the next waiter; a woken request
+ * turned away for a waiting writer hands its wake-up to the writers.
+ */
+const char proto_sh_acquire_lua[] =
+    LUA_NOW LUA_HOLDERS("4", "5") LUA_WAKE("10", "6")
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v and v ~= '\\0shared' then\n"
+    "  for i = 12, #ARGV do\n"
+    "    if ARGV[i] == v then\n"
+    "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
+    "      return {2, tonumber(f), v}\n"
+    "    end\n"
+    "  end\n"
+    "  return {0, redis.call('PTTL', KEYS[1])}\n"
+    "end\n"
+    "if v then\n"
+    "  prune()\n"
+    "  for i = 12, #ARGV do\n"
+    "    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then\n"
+    "      local f = redis.call('HGET', KEYS[5], ARGV[i] .. ':fence') or '0'\n"
+    "      return {2, tonumber(f), ARGV[i]}\n"
+    "    end\n"
+    "  end\n"
+    "else\n"
+    "  redis.call('DEL', KEYS[4], KEYS[5])\n"
+    "end\n"
+    "if writers() then\n"
+    "  if ARGV[11] == '1' then push(KEYS[8]) end\n"
+    "  return {0, -1}\n"
+    "end\n"
+    "local n = redis.call('ZCARD', KEYS[4])\n"
+    "local limit = tonumber(ARGV[9])\n"
+    "if limit > 0 and n >= limit then\n"
+    "  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"
+    "  return {0, math.floor(tonumber(first[2]) - now)}\n"
+    "end\n"
+    "local f = redis.call('INCR', KEYS[2])\n"
+    "if f == 1 then\n"
+    "  f = t[1] * 1000000 + t[2] + 1\n"
+    "  redis.call('SET', KEYS[2], string.format('%.0f', f))\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[2] + ARGV[3])\n"
+    "redis.call('ZADD', KEYS[4], now + ARGV[2], ARGV[1])\n"
+    "local p = ARGV[1] .. ':'\n"
+    "redis.call('HSET', KEYS[5], p .. 'host', ARGV[4], p .. 'pid', ARGV[5],\n"
+    "  p .. 'user', ARGV[6], p .. 'cmd', ARGV[7], p .. 'start', ARGV[8],\n"
+    "  p .. 'fence', string.format('%.0f', f), p .. 'ttl', ARGV[2])\n"
+    "extend()\n"
+    "if limit == 0 or n + 1 < limit then push(KEYS[7]) end\n"
+    "return {1, f}\n";
+
+/*
+ * Reset shared holder ARGV[1]'s lease to ARGV[2] ms.  KEYS: K, holders,
+ * hmeta, stop.  Returns 1, or 2 when an operator asked this holder to
+ * stop; else 0 held exclusively by a token, -1 not held by this token.
+ */
+const char proto_sh_renew_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= '\\0shared' then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    LUA_NOW LUA_HOLDERS("2", "3")
+    "local s = redis.call('ZSCORE', KEYS[2], ARGV[1])\n"
+    "if not s or tonumber(s) <= now then return -1 end\n"
+    "redis.call('ZADD', KEYS[2], now + ARGV[2], ARGV[1])\n"
+    "extend()\n"
+    "if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then return 2 end\n"
+    "return 1\n";
+
+/*
+ * Release shared holder ARGV[1]; with ARGV[2] > 0 (--min-hold) leave its
+ * lease to end that much later instead.  KEYS: K, holders, hmeta, wake,
+ * fence, xwait, xwake.  ARGV: token, keep ms, fence linger, wake
+ * linger.  The last holder out deletes K.  Wakes one waiter: a writer
+ * when writers wait and the lock is now free, else (no writer) anyone,
+ * since a place was freed.  Returns 1 released, 2 left to expire, 0
+ * held by others, -1 free.
+ */
+const char proto_sh_release_lua[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v ~= '\\0shared' then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    LUA_NOW LUA_HOLDERS("2", "3") LUA_WAKE("4", "6")
+    "local s = redis.call('ZSCORE', KEYS[2], ARGV[1])\n"
+    "if not s or tonumber(s) <= now then\n"
+    "  if redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%.0f', now),\n"
+    "      '+inf') > 0 then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "if tonumber(ARGV[2]) > 0 then\n"
+    "  redis.call('ZADD', KEYS[2], now + ARGV[2], ARGV[1])\n"
+    "  extend()\n"
+    "  return 2\n"
+    "end\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "forget(ARGV[1])\n"
+    "prune()\n"
+    "redis.call('PEXPIRE', KEYS[5], ARGV[3])\n"
+    "local n = redis.call('ZCARD', KEYS[2])\n"
+    "if n == 0 then\n"
+    "  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])\n"
+    "else\n"
+    "  extend()\n"
+    "end\n"
+    "if writers() then\n"
+    "  if n == 0 then push(KEYS[7]) end\n"
+    "else\n"
+    "  push(KEYS[4])\n"
+    "end\n"
+    "return 1\n";
+
+/*
+ * redlock stop.  KEYS: K, holders, stop.  ARGV: record ('1': ask the
+ * current holders to stop, adding their tokens to the stop set), margin
+ * ms.  Then drops from the set the tokens that no longer hold the lock
+ * and keeps the set until margin ms after K's expiry.  Returns {asked,
+ * left, pttl}: holders asked now, tokens of the set still holding, K's
+ * TTL (-2: free).
+ */
+const char proto_stop_lua[] =
+    LUA_NOW
+    "local v = false\n"
+    "if redis.call('TYPE', KEYS[1])['ok'] == 'string' then\n"
+    "  v = redis.call('GET', KEYS[1])\n"
+    "end\n"
+    "local asked = 0\n"
+    "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
+    "  redis.call('SADD', KEYS[3], v)\n"
+    "  asked = 1\n"
+    "elseif ARGV[1] == '1' and v then\n"
+    "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2],\n"
+    "      '(' .. string.format('%.0f', now), '+inf')) do\n"
+    "    redis.call('SADD', KEYS[3], g)\n"
+    "    asked = asked + 1\n"
+    "  end\n"
+    "end\n"
+    "for _, g in ipairs(redis.call('SMEMBERS', KEYS[3])) do\n"
+    "  local holds = g == v\n"
+    "  if not holds and v == '\\0shared' then\n"
+    "    local s = redis.call('ZSCORE', KEYS[2], g)\n"
+    "    holds = s and tonumber(s) > now\n"
+    "  end\n"
+    "  if not holds then redis.call('SREM', KEYS[3], g) end\n"
+    "end\n"
+    "local left = redis.call('SCARD', KEYS[3])\n"
+    "local pttl = -2\n"
+    "if v then pttl = redis.call('PTTL', KEYS[1]) end\n"
+    "if left > 0 then\n"
+    "  local ms = tonumber(ARGV[2])\n"
+    "  if pttl > 0 then ms = ms + pttl end\n"
+    "  redis.call('PEXPIRE', KEYS[3], ms)\n"
+    "end\n"
+    "return {asked, left, pttl}\n";
+
+/* A stopped holder has released: wake redlock stop.  KEYS: stopped.
+ * ARGV: linger ms.  Returns 1. */
+const char proto_notify_lua[] =
+    "redis.call('RPUSH', KEYS[1], '1')\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[1])\n"
+    "return 1\n";
