@@ -29,7 +29,7 @@
 
 #include "clock.h"
 #include "config.h"
-#include "lock.h"
+#include "lease.h"
 
 #define MAX_WORDS 128
 #define CANARY "Fz-Canary-Secret-91c7"
@@ -90,15 +90,14 @@ check_ok(const struct config *c)
 	if (c->verb == VERB_LIST)
 		return;
 	check(c->name != NULL && c->name[0] != '\0' &&
-	    strlen(c->name) <= LOCK_NAME_MAX, "NAME missing, empty or long");
+	    strlen(c->name) <= CONFIG_NAME_MAX, "NAME missing, empty or long");
 	if (c->verb == VERB_RELEASE || c->verb == VERB_EXTEND)
 		check(c->token != NULL && c->token[0] != '\0', "no TOKEN");
 	if (c->verb == VERB_RUN) {
 		check((c->cmd != NULL) != (c->shell != NULL),
 		    "not exactly one of COMMAND and -c STRING");
 		check(c->cmd == NULL || c->cmd[0] != NULL, "empty COMMAND");
-		check(config_kill_after(c) < c->ttl - c->ttl / 3 -
-		    lock_drift(c->ttl) - config_safety(c->ttl),
+		check(config_kill_after(c) < lease_kill_room(c->ttl),
 		    "--kill-after does not fit the TTL");
 	}
 }

@@ -119,6 +119,22 @@ mode_option(struct config *c, struct parse *p, int ch, const char *arg)
 	return CONFIG_OK;
 }
 
+/* --on-lost ACTION. */
+static int
+on_lost_opt(struct config *c, struct parse *p, const char *arg)
+{
+	if (strcmp(arg, "term") == 0)
+		c->on_lost = ON_LOST_TERM;
+	else if (strcmp(arg, "kill") == 0)
+		c->on_lost = ON_LOST_KILL;
+	else if (strcmp(arg, "ignore") == 0)
+		c->on_lost = ON_LOST_IGNORE;
+	else
+		return bad(p, "invalid --on-lost action '%s' "
+		    "(term, kill or ignore)", arg);
+	return CONFIG_OK;
+}
+
 /* Apply one option; returns CONFIG_OK or the result to return. */
 static int
 option(struct config *c, struct parse *p, int ch, const char *arg,
@@ -158,16 +174,7 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		c->prefix = arg;
 		return CONFIG_OK;
 	case OPT_ON_LOST:
-		if (strcmp(arg, "term") == 0)
-			c->on_lost = ON_LOST_TERM;
-		else if (strcmp(arg, "kill") == 0)
-			c->on_lost = ON_LOST_KILL;
-		else if (strcmp(arg, "ignore") == 0)
-			c->on_lost = ON_LOST_IGNORE;
-		else
-			return bad(p, "invalid --on-lost action '%s' "
-			    "(term, kill or ignore)", arg);
-		return CONFIG_OK;
+		return on_lost_opt(c, p, arg);
 	case OPT_KILL_AFTER:
 		return duration_opt(p, "--kill-after", arg, &c->kill_after);
 	case OPT_MIN_HOLD:

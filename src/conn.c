@@ -163,6 +163,60 @@ slot_read(struct conn *c, struct conn_req *r, struct slot *s)
 	}
 }
 
+/* Queue r[i] on c[i] for every request with argc > 0, connecting
+ * where needed.  Returns how many are under way. */
+static int
+exec_start(struct conn *c, struct conn_req *r, struct slot *s, int n)
+{
+	int busy = 0;
+
+	for (int i = 0; i < n; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		r[i].reply = NULL;
+		r[i].err[0] = '\0';
+		r[i].timed_out = 0;
+		if (r[i].argc == 0)
+			continue;
+		if (c[i].ctx == NULL) {
+			s[i].skip = conn_open(&c[i], r[i].err, sizeof(r[i].err));
+			if (s[i].skip < 0)
+				continue;
+			s[i].fresh = 1;
+		}
+		if (redisAppendCommandArgv(c[i].ctx, r[i].argc, r[i].argv,
+		    r[i].argvlen) != REDIS_OK) {
+			slot_fail(&c[i], &r[i], &s[i], "out of memory");
+			continue;
+		}
+		s[i].busy = 1;
+		busy++;
+	}
+	return busy;
+}
+
+/* Close what is still waiting at the deadline (a connection that wrote
+ * its request is slow, one that did not is not up).  Returns how many
+ * replies came. */
+static int
+exec_finish(struct conn *c, struct conn_req *r, struct slot *s, int n)
+{
+	int got = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i].busy) {
+			/* Written means connected: the server is slow. */
+			r[i].timed_out = 1;
+			if (s[i].wdone)
+				s[i].fresh = 0;
+			slot_fail(&c[i], &r[i], &s[i], s[i].fresh ?
+			    "Connection timed out" : "no reply in time");
+		}
+		if (r[i].reply != NULL)
+			got++;
+	}
+	return got;
+}
+
 /*
  * Send r[i] on c[i] for every i with r[i].argc > 0, all at once, and
  * wait for the replies until deadline (a clock_ms() value).  Connects
@@ -190,29 +244,9 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 {
 	struct slot s[n > 0 ? n : 1];
 	struct pollfd pfd[n + 1];
-	int idx[n + 1], busy = 0, got = 0;
+	int idx[n + 1], busy;
 
-	for (int i = 0; i < n; i++) {
-		memset(&s[i], 0, sizeof(s[i]));
-		r[i].reply = NULL;
-		r[i].err[0] = '\0';
-		r[i].timed_out = 0;
-		if (r[i].argc == 0)
-			continue;
-		if (c[i].ctx == NULL) {
-			s[i].skip = conn_open(&c[i], r[i].err, sizeof(r[i].err));
-			if (s[i].skip < 0)
-				continue;
-			s[i].fresh = 1;
-		}
-		if (redisAppendCommandArgv(c[i].ctx, r[i].argc, r[i].argv,
-		    r[i].argvlen) != REDIS_OK) {
-			slot_fail(&c[i], &r[i], &s[i], "out of memory");
-			continue;
-		}
-		s[i].busy = 1;
-		busy++;
-	}
+	busy = exec_start(c, r, s, n);
 	while (busy > 0) {
 		int64_t left = deadline - clock_ms();
 		int k = 0, rc;
@@ -277,17 +311,5 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 			break;
 		}
 	}
-	for (int i = 0; i < n; i++) {
-		if (s[i].busy) {
-			/* Written means connected: the server is slow. */
-			r[i].timed_out = 1;
-			if (s[i].wdone)
-				s[i].fresh = 0;
-			slot_fail(&c[i], &r[i], &s[i], s[i].fresh ?
-			    "Connection timed out" : "no reply in time");
-		}
-		if (r[i].reply != NULL)
-			got++;
-	}
-	return got;
+	return exec_finish(c, r, s, n);
 }
