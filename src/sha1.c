@@ -20,7 +20,7 @@ sha1_block(uint32_t h[5], const unsigned char *p)
 {
 	uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
 
-	for (int i = 0; i < 16; i++)
+	for (size_t i = 0; i < 16; i++)
 		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
 		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 	for (int i = 16; i < 80; i++)
@@ -78,7 +78,7 @@ sha1_hex(const void *data, size_t n, char out[41])
 	sha1_block(h, last);
 	if (pad == 128)
 		sha1_block(h, last + 64);
-	for (int i = 0; i < 20; i++) {
+	for (size_t i = 0; i < 20; i++) {
 		unsigned char byte = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
 		out[2 * i] = hex[byte >> 4];
 		out[2 * i + 1] = hex[byte & 15];

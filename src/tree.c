@@ -75,7 +75,7 @@ scan(struct proc **out)
 				break;
 			v = w;
 		}
-		v[n].pid = (pid_t)atol(e->d_name);
+		v[n].pid = (pid_t)strtol(e->d_name, NULL, 10);
 		v[n++].ppid = pp;
 	}
 	closedir(d);
@@ -114,7 +114,7 @@ below(const struct proc *v, int n, char *state, int i, pid_t root,
 
 	for (int j = i, steps = 0; steps <= n; steps++) {
 		if (state[j] != 0) {
-			verdict = state[j];
+			verdict = (unsigned char)state[j];
 			break;
 		}
 		if (v[j].pid == except)
@@ -207,7 +207,7 @@ tree_signal_marked(const char *mark, int sig)
 
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		pid = (pid_t)atol(e->d_name);
+		pid = (pid_t)strtol(e->d_name, NULL, 10);
 		if (pid != self && has_mark(e->d_name, mark) &&
 		    kill(pid, sig) == 0)
 			sent++;

@@ -88,6 +88,8 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
     int nkeys, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
+	if (l->n <= 0)
+		return 1;
 	struct conn_req r[l->n];
 	struct args a = { .script = -1 };
 	int64_t until, deadline;
@@ -226,7 +228,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			if (failures >= WAIT_FAIL_TRIES &&
 			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS)
 				break;
-			ms = WAIT_FAIL_STEP_MS * failures;
+			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
 		}
 		rc = wait_wake(l, ms, until, intr_fd, o);
 		if (rc < 0) {
