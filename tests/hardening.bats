@@ -175,7 +175,8 @@ quorum_up() {
 }
 
 @test "the same server twice, or by two names, is a usage error and writes nothing" {
-	local u=unix://$(redis_sock main) p
+	local u p
+	u=unix://$(redis_sock main)
 	p=$(redis_port main)
 	rcli CONFIG RESETSTAT >/dev/null
 	run -64 --separate-stderr redlock -u "redis://127.0.0.1:$p" -u "redis://localhost:$p" -u "$u" same true
