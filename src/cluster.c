@@ -226,12 +226,44 @@ hop_of(const redisReply *p, struct hop_to *to)
 	return k;
 }
 
+/* Forget every slot that m says node host:port serves. */
+static void
+map_drop(struct cluster_map *m, const char *host, int port)
+{
+	for (int i = 0; m != NULL && i < m->n; i++)
+		if (m->e[i].port == port && strcmp(m->e[i].host, host) == 0) {
+			m->e[i--] = m->e[--m->n];
+			m->next = 0;
+		}
+}
+
+/*
+ * A node that a redirection named gave no reply: it may have failed
+ * over, or left the cluster, and the URL's node knows who serves the
+ * slot now.  Forget the node and point c back at the URL's node; send
+ * again at once when the connection was refused (nothing was sent, so
+ * that is safe), else leave it to the next command.
+ */
+static enum step
+lost_node(struct conn *c, const struct conn_req *r, int *hops)
+{
+	if (r->reply != NULL || c->host[0] == '\0' ||
+	    strstr(r->err, ": no reply needed") != NULL)
+		return STEP_NONE;
+	map_drop(c->map, c->host, c->port);
+	(void)conn_retarget(c, NULL, 0);
+	if (strstr(r->err, "Connection refused") == NULL ||
+	    *hops >= CLUSTER_MAX_HOPS)
+		return STEP_NONE;
+	(*hops)++;
+	return STEP_HERE;
+}
+
 /*
  * What to do after server c's reply r: send again where c now points
- * (after MOVED, learnt in the map; or, when a node a redirection named
- * refuses connections, back at the URL's node, which knows the slot's
- * new owner), retry after a pause (TRYAGAIN, CLUSTERDOWN), ask the node
- * in `to` (ASK), or nothing.  *hops counts the redirections followed.
+ * (after MOVED, learnt in the map; or see lost_node()), retry after a
+ * pause (TRYAGAIN, CLUSTERDOWN), ask the node in `to` (ASK), or
+ * nothing.  *hops counts the redirections followed.
  */
 static enum step
 plan(struct conn *c, const struct conn_req *r, struct hop_to *to, int *hops)
@@ -243,17 +275,10 @@ plan(struct conn *c, const struct conn_req *r, struct hop_to *to, int *hops)
 	k = hop_of(r->reply, to);
 	if (k == HOP_RETRY)
 		return STEP_RETRY;
+	if (k == HOP_NONE)
+		return lost_node(c, r, hops);
 	if (*hops >= CLUSTER_MAX_HOPS)
 		return STEP_NONE;
-	if (k == HOP_NONE) {
-		/* Refused: nothing was sent, so sending again is safe. */
-		if (r->reply != NULL || r->timed_out || c->host[0] == '\0' ||
-		    strstr(r->err, "Connection refused") == NULL)
-			return STEP_NONE;
-		(*hops)++;
-		(void)conn_retarget(c, NULL, 0);
-		return STEP_HERE;
-	}
 	(*hops)++;
 	if (to->host[0] == '\0')
 		snprintf(to->host, sizeof(to->host), "%s", cluster_conn_host(c));

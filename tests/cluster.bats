@@ -5,8 +5,8 @@
 # TRYAGAIN and CLUSTERDOWN are dealt with in every operation; list scans
 # every master; several nodes of one cluster are one deployment.
 #
-# The file builds its own cluster of three masters (c1, c2, c3: no
-# replicas), each on a free port with a free cluster bus port.
+# The file builds its own cluster of three masters (c1, c2, c3) and a
+# replica of c1 (r1), each on a free port with a free cluster bus port.
 
 load helpers
 
@@ -25,25 +25,42 @@ setup_file() {
 		--cluster-yes >"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
 	wait_until -t 30 cluster_ok
+	start_redis r1 --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
+		--cluster-node-timeout 5000 --cluster-config-file nodes.conf
+	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" "${addrs[0]}" \
+		--cluster-slave --cluster-master-id "$(rcli_at c1 CLUSTER MYID)" \
+		>>"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
+	wait_until -t 30 replica_up
+	wait_until -t 30 cluster_ok "${NODES[@]}" r1
 }
 teardown_file() { common_teardown_file; }
 
 setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
-	local n
-	for n in "${NODES[@]}"; do
-		[[ $(rcli_at "$n" FLUSHALL) == OK ]] || return 1
+	local n reply
+	for n in "${NODES[@]}" r1; do
+		# Not a node stopped for good, nor a replica (read-only).
+		[[ -f $(_redis_dir "$n")/started.pid ]] || continue
+		reply=$(rcli_at "$n" FLUSHALL)
+		[[ $reply == OK || $reply == READONLY* ]] || return 1
 	done
 }
 teardown() { common_teardown; }
 
-# cluster_ok: every node says the cluster is up.
+# cluster_ok [NODE...]: every node (default: the masters) says the
+# cluster is up.
 cluster_ok() {
 	local n
-	for n in "${NODES[@]}"; do
+	(($#)) || set -- "${NODES[@]}"
+	for n in "$@"; do
 		[[ $(rcli_at "$n" CLUSTER INFO | tr -d '\r' |
 			sed -n 's/^cluster_state://p') == ok ]] || return 1
 	done
+}
+
+replica_up() {
+	[[ $(redis_info_field replication master_link_status r1) == up ]]
 }
 
 url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
@@ -212,6 +229,8 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert_regex "$stderr" 'same Redis Cluster'
 	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	run -64 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	# A replica is a node of the cluster too.
+	run -64 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
 }
 
 @test "a cluster and two independent servers make a quorum of three" {
@@ -283,10 +302,32 @@ EOF
 	stop_redis lone
 }
 
+# key_on_replica NODE KEY: replica NODE has a copy of KEY.
+key_on_replica() {
+	[[ $(printf 'READONLY\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) == 1 ]]
+}
+
+# Next to last: it kills c1 for good.
+@test "a lock survives its master's failover to a replica" {
+	local name key
+	name=$(name_on c1)
+	key=redlock:$name
+	hold_lock h -t 5s -u "$(url_of c3)" "$name"
+	wait_until -t 10 key_on_replica r1 "$key"
+	kill_redis c1
+	assert_equal "$(rcli_at r1 CLUSTER FAILOVER TAKEOVER)" OK
+	wait_until -t 10 key_on r1 "$key"
+	# Renewed on the new master: without it the key expires in 5 s.
+	assert stays_false -t 6 key_gone_on r1 "$key"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert key_gone_on r1 "$key"
+}
+
 # Last: it stops the cluster.
 @test "a cluster whose nodes are all stopped is 69 within seconds" {
 	local n urls=()
-	for n in "${NODES[@]}"; do
+	for n in "${NODES[@]}" r1; do
 		urls+=("$(url_of "$n")")
 		stop_redis "$n"
 	done
