@@ -14,6 +14,8 @@
 #      lock (the command's own memory is not counted)
 #   E  as C, with 1,000 waiters queued on the lock (redlock and flock)
 #   F  redlock with 5 servers (quorum) against 1 server, as A
+#   G  as A on a Redis Cluster, through the node that serves NAME and
+#      through another (one redirection): bench/cluster.sh
 #
 # Every figure is shown as a ratio to flock's from the same run (F: to
 # 1-server redlock), against the targets of the benchmark issue, and the
@@ -26,7 +28,7 @@
 # its temporary directories are removed.
 #
 # Environment:
-#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEF)
+#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFG)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
 #                        names: redlock flock etcd rcli py)
 #   BENCH_WAITERS=1000   waiters queued in E
@@ -45,7 +47,7 @@ ROOT=$(dirname "$BENCH")
 REDLOCK=$ROOT/redlock
 RESULTS=$BENCH/results.md
 
-ONLY=${BENCH_ONLY:-ABCDEF}
+ONLY=${BENCH_ONLY:-ABCDEFG}
 WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
 
@@ -858,6 +860,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 [[ $ONLY == *D* ]] && bench_d
 [[ $ONLY == *E* ]] && bench_e
 [[ $ONLY == *F* ]] && { bench_f || log "F: failed"; }
+[[ $ONLY == *G* ]] && { "$BENCH/cluster.sh" >"$TMP/g.md" || log "G: failed"; }
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {
@@ -869,6 +872,7 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	echo
 	table
 	notes
+	[ -s "$TMP/g.md" ] && { echo; cat "$TMP/g.md"; }
 } >"$TMP/results.md"
 cp "$TMP/results.md" "$RESULTS"
 cat "$TMP/results.md"
