@@ -240,9 +240,10 @@ scan_all(struct lock *l, const char *m, struct scan *sc,
 		nnodes[i] = k > 0 ? k : 0;
 		if (k == 0)
 			ok = scan_one(&l->conns[i], m, sc, err, errlen) == 0;
-		for (int j = 0; j < k && (ok = scan_one(&nodes[i][j], m, sc,
-		    err, errlen) == 0); j++)
-			;
+		else if (k > 0)
+			ok = 1;
+		for (int j = 0; j < k && ok; j++)
+			ok = scan_one(&nodes[i][j], m, sc, err, errlen) == 0;
 		answered += ok;
 	}
 	return answered;

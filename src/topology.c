@@ -93,7 +93,7 @@ topology_distinct(struct conn *conns, int n, const struct conn_req *info,
 	for (int i = 0; i < n && rc == 0; i++)
 		for (int j = 0; j < i && rc == 0; j++) {
 			if (id[i][0] == '\0' || id[j][0] == '\0' ||
-			    !knows(r[j].reply->str, id[i]))
+			    r[j].reply == NULL || !knows(r[j].reply->str, id[i]))
 				continue;
 			snprintf(err, errlen, "%s and %s are nodes of the same "
 			    "Redis Cluster: a cluster is one server of a quorum "

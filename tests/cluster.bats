@@ -116,6 +116,9 @@ slot_of() { rcli_at c1 CLUSTER KEYSLOT "$1"; }
 		assert_output 1
 		assert_equal "$stderr" ''
 		assert key_gone_on "$owner" "redlock:$name"
+		# A node's unix socket leads to the cluster as well.
+		run -0 redlock -u "unix://$(redis_sock "$via")" "$name" echo ran
+		assert_output ran
 	done
 }
 
