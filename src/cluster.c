@@ -23,7 +23,6 @@
  */
 #include "cluster.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +32,20 @@
 #include "clock.h"
 #include "slot.h"
 
-/* How many redirections one command follows.  A command needs at most
- * two: MOVED to its slot's new owner, then ASK while that owner moves
- * the slot on (a node that left adds a third: back to the URL's node).
+/* How many redirections in a row one command follows.  A command needs
+ * at most two: MOVED to its slot's new owner, then ASK while that owner
+ * moves the slot on (a node that left adds a third: back to the URL's node).
  * Five leave room for a map learnt while the slots were moving; more
  * would mean the nodes disagree about who serves the slot, which
  * following further does not mend, and every hop costs a connection. */
 #define CLUSTER_MAX_HOPS 5
 
-/* TRYAGAIN lasts while MIGRATE moves a slot's keys (milliseconds);
- * CLUSTERDOWN until the cluster heals or fails over (seconds, longer
- * than an operation's deadline: then the operation fails with 69).
- * Retries pause this long, doubling, until the operation's deadline. */
+/* TRYAGAIN answers a command on several keys while their slot migrates
+ * and the node asked does not have them all (a free lock's: until the
+ * slot has moved, milliseconds to seconds); CLUSTERDOWN lasts until the
+ * cluster heals or fails over (seconds, longer than an operation's
+ * deadline: then the operation fails with 69).  Retries pause this
+ * long, doubling, until the operation's deadline. */
 #define CLUSTER_RETRY_FIRST_MS 10
 #define CLUSTER_RETRY_MAX_MS 100
 
@@ -205,7 +206,6 @@ hop_of(const redisReply *p, struct hop_to *to)
 		k = HOP_ASK, s = p->str + 4;
 	if (s == NULL)
 		return HOP_NONE;
-	errno = 0;
 	slot = strtoul(s, &end, 10);
 	if (end == s || *end != ' ' || slot >= SLOT_COUNT ||
 	    (colon = strrchr(end + 1, ':')) == NULL)
@@ -213,7 +213,7 @@ hop_of(const redisReply *p, struct hop_to *to)
 	port = strtol(colon + 1, &end, 10);
 	if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
 		return HOP_NONE;
-	h = s + strcspn(s, " ") + 1;
+	h = s + strcspn(s, " ") + 1;	/* after the slot */
 	hl = (size_t)(colon - h);
 	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']')
 		h++, hl -= 2;	/* an IPv6 address in brackets */
@@ -273,8 +273,12 @@ plan(struct conn *c, const struct conn_req *r, struct hop_to *to, int *hops)
 	if (r->argc == 0)
 		return STEP_NONE;
 	k = hop_of(r->reply, to);
-	if (k == HOP_RETRY)
+	if (k == HOP_RETRY) {
+		/* The bound is on redirections in a row: during a migration a
+		 * command may go ASK, TRYAGAIN, ASK... until the deadline. */
+		*hops = 0;
 		return STEP_RETRY;
+	}
 	if (k == HOP_NONE)
 		return lost_node(c, r, hops);
 	if (*hops >= CLUSTER_MAX_HOPS)
@@ -299,8 +303,9 @@ take(struct conn_req *r, struct conn_req *r2)
 	r->timed_out = r2->timed_out;
 }
 
-/* Send body again on every connection whose step is `want`, where it
- * points now.  Returns -1 when intr_fd became readable, else 0. */
+/* Send body again on every connection whose step is STEP_HERE or
+ * STEP_RETRY, where it points now.  Returns -1 when intr_fd became
+ * readable, else 0. */
 static int
 send_here(struct conn *conns, int n, const enum step *step,
     struct args *body, struct conn_req *r, int64_t deadline, int intr_fd)

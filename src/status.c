@@ -1,7 +1,7 @@
 /*
  * status.c - what an operator sees: status of one lock, list of the
- * held ones (SCAN, never KEYS; on every master of a Redis Cluster).  Everything a holder recorded is
- * printed escaped (print.c).
+ * held ones (SCAN, never KEYS; on every master of a Redis Cluster).
+ * Everything a holder recorded is printed escaped (print.c).
  */
 #include "verbs.h"
 

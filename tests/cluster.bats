@@ -290,6 +290,44 @@ EOF
 	run -0 redlock -u "$(url_of "$src")" "$name" true
 }
 
+# tryagains NODE: how many TRYAGAIN errors NODE has answered.
+tryagains() {
+	local c
+	c=$(redis_info_field errorstats errorstat_TRYAGAIN "$1")
+	c=${c#count=}
+	echo "${c:-0}"
+}
+tryagain_since() { (($(tryagains "$1") > $2)); }
+
+@test "a free lock whose slot is migrating is retried (TRYAGAIN), and granted once it has moved" {
+	local name key slot src=c3 dst=c2 sid did n t0 t1 before
+	name=$(name_on "$src")
+	key=redlock:$name
+	slot=$(slot_of "$key")
+	sid=$(rcli_at "$src" CLUSTER MYID)
+	did=$(rcli_at "$dst" CLUSTER MYID)
+	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
+	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
+	# The source has none of the keys (ASK), the target not all (TRYAGAIN):
+	# retried for as long as an attempt may take, then 69.
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock -t 1s -u "$(url_of c1)" "$name" \
+		touch "$BATS_TEST_TMPDIR/ran"
+	t1=$(now_ms)
+	assert_regex "$stderr" 'TRYAGAIN'
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	assert [ $((t1 - t0)) -lt "$(scale_ms 8000)" ]
+	before=$(tryagains "$dst")
+	bg_start w "$RL" -u "$(url_of c1)" "$name" touch "$BATS_TEST_TMPDIR/w.got"
+	wait_until -t 10 tryagain_since "$dst" "$before"
+	for n in "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$slot" NODE "$did")" OK
+	done
+	bg_wait w 20
+	assert_equal "$BG_STATUS" 0
+	assert [ -e "$BATS_TEST_TMPDIR/w.got" ]
+}
+
 @test "a cluster that serves no slot (CLUSTERDOWN) is 69 within seconds" {
 	start_redis lone --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
 		--cluster-config-file nodes.conf
