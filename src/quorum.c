@@ -157,7 +157,6 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 	struct conn_req r[n];
 	struct args a = { .script = -1 };
 	char id[n][48];
-	int64_t deadline = clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS;
 	int rc = 0;
 
 	args_str(&a, "INFO");
@@ -167,7 +166,7 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 		r[i].argv = a.argv;
 		r[i].argvlen = a.len;
 	}
-	conn_exec(conns, r, n, deadline, -1);
+	conn_exec(conns, r, n, clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS, -1);
 	for (int i = 0; i < n; i++)
 		run_id_of(r[i].reply, id[i], sizeof(id[i]));
 	for (int i = 0; i < n && rc == 0; i++)
@@ -180,7 +179,7 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 				rc = -1;
 			}
 	if (rc == 0)
-		rc = topology_distinct(conns, n, r, deadline +
+		rc = topology_distinct(conns, n, r, clock_ms() +
 		    QUORUM_DISTINCT_TIMEOUT_MS, err, errlen);
 	conn_req_clear(r, n);
 	return rc;
