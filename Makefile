@@ -29,7 +29,8 @@ override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
 SRCS = src/main.c src/config.c src/url.c src/conn.c src/proto.c src/quorum.c \
-	src/proto_shared.c src/lock.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c \
+	src/proto_shared.c src/cluster.c src/topology.c src/lock.c src/wait.c src/inspect.c \
+	src/holder.c src/renew.c src/lease.c \
 	src/sig.c src/tree.c src/child.c src/guard.c src/supervise.c src/run.c \
 	src/verbs.c src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)

@@ -17,6 +17,8 @@
 #   G  fleet scale and Redis's cost per run and per renewal: bench/fleet.sh
 #   H  redlock --limit 4 with 8 workers: runs/s and the largest
 #      concurrency seen, which must be 4 (bench/semaphore.sh)
+#   I  as A on a Redis Cluster, through the node that serves NAME and
+#      through another (one redirection): bench/cluster.sh
 #
 # Every figure is shown as a ratio to flock's from the same run (F: to
 # 1-server redlock), against the targets of the benchmark issue, and the
@@ -29,7 +31,7 @@
 # its temporary directories are removed.
 #
 # Environment:
-#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFG)
+#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGI)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
 #                        names: redlock flock etcd rcli py)
 #   BENCH_WAITERS=1000   waiters queued in E
@@ -48,7 +50,7 @@ ROOT=$(dirname "$BENCH")
 REDLOCK=$ROOT/redlock
 RESULTS=$BENCH/results.md
 
-ONLY=${BENCH_ONLY:-ABCDEFG}
+ONLY=${BENCH_ONLY:-ABCDEFGI}
 WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
 
@@ -870,6 +872,7 @@ if [[ $ONLY == *G* ]]; then
 	G_OUT=$("$BENCH/semaphore.sh" --port "$RPORT" --row "${TOOLS[@]}") ||
 	    log "G: failed"
 fi
+[[ $ONLY == *I* ]] && { "$BENCH/cluster.sh" >"$TMP/i.md" || log "I: failed"; }
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {
@@ -881,6 +884,7 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	echo
 	table
 	notes
+	[ -s "$TMP/i.md" ] && { echo; cat "$TMP/i.md"; }
 } >"$TMP/results.md"
 if [[ $ONLY == *G* ]]; then
 	log "G: bench/fleet.sh"

@@ -39,6 +39,35 @@ conn_close(struct conn *c)
 	c->discard = 0;
 }
 
+/*
+ * Point c at host:port instead of its URL's address (a Redis Cluster
+ * redirection), or back at the URL's address with host NULL.  The
+ * connection is closed when the address changes; the next command
+ * connects there, with the URL's credentials and database.  Returns 0,
+ * or -1 when host does not fit (c is left as it was).
+ */
+int
+conn_retarget(struct conn *c, const char *host, int port)
+{
+	struct url at = *c->url;
+
+	if (host != NULL && strlen(host) >= sizeof(c->host))
+		return -1;
+	if (host == NULL ? c->host[0] == '\0' :
+	    strcmp(host, c->host) == 0 && port == c->port)
+		return 0;
+	conn_close(c);
+	snprintf(c->host, sizeof(c->host), "%s", host != NULL ? host : "");
+	c->port = host != NULL ? port : 0;
+	if (host != NULL) {
+		at.kind = URL_TCP;
+		at.host = c->host;
+		at.port = port;
+	}
+	url_name(&at, c->name, sizeof(c->name));
+	return 0;
+}
+
 /* Free the replies of n requests and mark them empty. */
 void
 conn_req_clear(struct conn_req *r, int n)
@@ -63,7 +92,9 @@ conn_open(struct conn *c, char *err, size_t errlen)
 	const struct url *u = c->url;
 	int pre = 0;
 
-	if (u->kind == URL_UNIX)
+	if (c->host[0] != '\0')
+		c->ctx = redisConnectNonBlock(c->host, c->port);
+	else if (u->kind == URL_UNIX)
 		c->ctx = redisConnectUnixNonBlock(u->path);
 	else
 		c->ctx = redisConnectNonBlock(u->host, u->port);

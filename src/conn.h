@@ -15,6 +15,13 @@ struct conn {
 	redisContext *ctx;	/* NULL while disconnected */
 	int discard;		/* replies still due to requests we gave up on */
 	char name[128];		/* for messages; never holds a password */
+	/* Where to connect instead of the URL's address, when host[0] is
+	 * not NUL: a Redis Cluster node a redirection named (cluster.c).
+	 * The URL's credentials and database still apply; with TLS, host
+	 * is the name the server's certificate must match. */
+	char host[256];
+	int port;
+	struct cluster_map *map;	/* slots learnt by redirections; cluster.c */
 };
 
 /* One command for one connection, and what became of it. */
@@ -32,6 +39,7 @@ typedef int conn_settled_fn(const struct conn_req *r, int n, const void *arg);
 
 void conn_init(struct conn *c, const struct url *u, const char *password);
 void conn_close(struct conn *c);
+int conn_retarget(struct conn *c, const char *host, int port);
 int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);
 int conn_exec_until(struct conn *c, struct conn_req *r, int n,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "exit.h"
 #include "lock.h"
@@ -119,8 +120,10 @@ dispatch(const struct config *cfg, int *die_by)
 		    verbs_run(cfg, &lock, die_by);
 	}
 	lock_free(&lock);
-	for (int i = 0; i < cfg->nurls; i++)
+	for (int i = 0; i < cfg->nurls; i++) {
 		conn_close(&conns[i]);
+		cluster_forget(&conns[i]);
+	}
 	free(conns);
 	return code;
 }

@@ -3,8 +3,9 @@
  * shares: one argument vector sent to every server at once, replies
  * collected with conn_exec_until(), a script the server does not know
  * sent again by body, and the first failure kept for the message.
- * What a reply means is the caller's; whether enough servers said it
- * is quorum_decide()'s.
+ * Redis Cluster redirections are followed here too (cluster.c), so a
+ * cluster is one server like any other.  What a reply means is the
+ * caller's; whether enough servers said it is quorum_decide()'s.
  */
 #include "quorum.h"
 
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "cluster.h"
+#include "topology.h"
 
 /* How long the servers have to tell their run ids: a server slower than
  * this is not checked (a stopped server must not cost a second before
@@ -63,7 +66,8 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
  * the replies into r[0..n) until deadline, or until settled(r, n, NULL)
  * says the replies in hand decide the matter.  A server that does not
  * know a script (NOSCRIPT) gets its body at once; so do several
- * servers, always.  err (may be NULL)
+ * servers, always.  A cluster's redirections are followed (after the
+ * round, within deadline: cluster_follow()).  err (may be NULL)
  * gets the first server's failure.  Returns -1 when intr_fd became
  * readable, else the number of replies; the caller frees them with
  * conn_req_clear().
@@ -85,6 +89,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 		r[i].argv = a->argv;
 		r[i].argvlen = a->len;
 	}
+	cluster_route(conns, n, a);
 	rc = conn_exec_until(conns, r, n, deadline, intr_fd, settled, NULL);
 	for (int i = 0; rc >= 0 && i < n; i++)
 		again |= reply_noscript(r[i].reply);
@@ -109,6 +114,8 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 			r[i].argvlen = a->len;
 		}
 	}
+	if (rc >= 0 && cluster_follow(conns, n, a, r, deadline, intr_fd) < 0)
+		rc = -1;
 	for (int i = 0; i < n; i++)
 		if (r[i].argc > 0 && (r[i].reply == NULL ||
 		    r[i].reply->type == REDIS_REPLY_ERROR))
@@ -137,10 +144,12 @@ run_id_of(const redisReply *p, char *id, size_t len)
 
 /*
  * Several URLs must be several servers: a majority of the same server
- * twice is no majority.  Asks every server its run id (INFO server, one
- * round, only with several URLs).  Returns 0, or -1 with the two
- * servers named in err; servers that do not answer are left to the
- * operation that follows.
+ * twice is no majority, nor are several nodes of one Redis Cluster.
+ * Asks every server its run id (INFO server, one round, only with
+ * several URLs; a second round only for cluster nodes: see
+ * topology_distinct()).  Returns 0, or -1 with the two servers named in
+ * err; servers that do not answer are left to the operation that
+ * follows.
  */
 int
 quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
@@ -169,6 +178,9 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 				    conns[i].name, id[i]);
 				rc = -1;
 			}
+	if (rc == 0)
+		rc = topology_distinct(conns, n, r, clock_ms() +
+		    QUORUM_DISTINCT_TIMEOUT_MS, err, errlen);
 	conn_req_clear(r, n);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * status.c - what an operator sees: status of one lock, list of the
- * held ones (SCAN, never KEYS).  Everything a holder recorded is
- * printed escaped (print.c).
+ * held ones (SCAN, never KEYS; on every master of a Redis Cluster).
+ * Everything a holder recorded is printed escaped (print.c).
  */
 #include "verbs.h"
 
@@ -15,6 +15,7 @@
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
+#include "topology.h"
 
 /* "user@host pid N", escaped. */
 static void
@@ -157,10 +158,11 @@ status_show(const struct config *c, struct lock *l)
 	return h != NULL ? 0 : 1;
 }
 
-/* A key found by SCAN. */
+/* A key found by SCAN, and the connection it was found on. */
 struct found {
 	char *key;
 	size_t len;
+	struct conn *src;
 };
 
 static int
@@ -191,60 +193,91 @@ scan_match(const char *prefix, const char *pattern)
 	return m;
 }
 
+/* What SCAN found on every server. */
+struct scan {
+	struct found *keys;
+	size_t n, cap;
+};
+
+/* Keep key e (found on src) unless it is auxiliary (it holds a NUL
+ * byte).  Returns -1 when out of memory. */
+static int
+scan_keep(struct scan *sc, const redisReply *e, struct conn *src)
+{
+	if (e->type != REDIS_REPLY_STRING || memchr(e->str, '\0', e->len))
+		return 0;
+	if (sc->n == sc->cap) {
+		size_t ncap = sc->cap ? sc->cap * 2 : 64;
+		struct found *f = realloc(sc->keys, ncap * sizeof(*f));
+		if (f == NULL)
+			return -1;
+		sc->keys = f;
+		sc->cap = ncap;
+	}
+	if ((sc->keys[sc->n].key = malloc(e->len + 1)) == NULL)
+		return -1;
+	memcpy(sc->keys[sc->n].key, e->str, e->len + 1);
+	sc->keys[sc->n].len = e->len;
+	sc->keys[sc->n++].src = src;
+	return 0;
+}
+
+/* Collect the keys matching m on one server (or cluster node) c.
+ * Returns 0 when it answered every page, else -1. */
+static int
+scan_one(struct conn *c, const char *m, struct scan *sc, char *err,
+    size_t errlen)
+{
+	char cursor[32] = "0";
+	int pages = 0;
+
+	do {
+		const char *av[6] = { "SCAN", cursor, "MATCH", m, "COUNT",
+		    "1000" };
+		struct conn_req r = { .argc = 6, .argv = av };
+		const redisReply *p, *keys;
+		int oom = 0;
+
+		conn_exec(c, &r, 1, clock_ms() + 2000, -1);
+		p = r.reply;
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
+		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
+			quorum_note(c, &r, err, errlen);
+			conn_req_clear(&r, 1);
+			return -1;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
+		keys = p->element[1];
+		for (size_t k = 0; k < keys->elements && !oom; k++)
+			oom = scan_keep(sc, keys->element[k], c) < 0;
+		conn_req_clear(&r, 1);
+	} while (strcmp(cursor, "0") != 0 && ++pages < 1000000);
+	return 0;
+}
+
 /*
- * Collect the keys matching m on every server into *out (skipping the
- * auxiliary keys, which hold a NUL byte).  Returns how many servers
- * answered every page.
+ * Collect the keys matching m on every server into sc, a Redis
+ * Cluster's on every master: its masters' connections are kept in
+ * nodes[i] (count nnodes[i]) for inspecting what they hold.  Returns how
+ * many servers answered every page (a cluster: every master).
  */
 static int
-scan_all(struct lock *l, const char *m, struct found **out, size_t *nout,
-    char *err, size_t errlen)
+scan_all(struct lock *l, const char *m, struct scan *sc,
+    struct conn **nodes, int *nnodes, char *err, size_t errlen)
 {
-	size_t cap = 0;
 	int answered = 0;
 
 	for (int i = 0; i < l->n; i++) {
-		char cursor[32] = "0";
-		int pages = 0, ok = 1;
+		int ok = 0, k = topology_masters(&l->conns[i], &nodes[i],
+		    clock_ms() + 2000, err, errlen);
 
-		do {
-			const char *av[6] = { "SCAN", cursor, "MATCH", m, "COUNT",
-			    "1000" };
-			struct conn_req r = { .argc = 6, .argv = av };
-			const redisReply *p, *keys;
-
-			conn_exec(&l->conns[i], &r, 1, clock_ms() + 2000, -1);
-			p = r.reply;
-			if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
-			    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
-				quorum_note(&l->conns[i], &r, err, errlen);
-				conn_req_clear(&r, 1);
-				ok = 0;
-				break;
-			}
-			snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
-			keys = p->element[1];
-			for (size_t k = 0; k < keys->elements; k++) {
-				const redisReply *e = keys->element[k];
-				if (e->type != REDIS_REPLY_STRING ||
-				    memchr(e->str, '\0', e->len) != NULL)
-					continue;
-				if (*nout == cap) {
-					size_t ncap = cap ? cap * 2 : 64;
-					struct found *f = realloc(*out, ncap * sizeof(*f));
-					if (f == NULL)
-						break;
-					*out = f;
-					cap = ncap;
-				}
-				(*out)[*nout].key = malloc(e->len + 1);
-				if ((*out)[*nout].key == NULL)
-					break;
-				memcpy((*out)[*nout].key, e->str, e->len + 1);
-				(*out)[(*nout)++].len = e->len;
-			}
-			conn_req_clear(&r, 1);
-		} while (strcmp(cursor, "0") != 0 && ++pages < 1000000);
+		nnodes[i] = k > 0 ? k : 0;
+		if (k == 0)
+			ok = scan_one(&l->conns[i], m, sc, err, errlen) == 0;
+		else if (k > 0)
+			ok = 1;
+		for (int j = 0; j < k && ok; j++)
+			ok = scan_one(&nodes[i][j], m, sc, err, errlen) == 0;
 		answered += ok;
 	}
 	return answered;
@@ -288,42 +321,34 @@ list_text(struct row *rows, size_t n)
 	}
 }
 
-int
-status_list(const struct config *c, struct lock *l)
+/*
+ * The rows of list: every lock found (sc sorted, each name once) that a
+ * quorum agrees is held.  With one server each name is read where SCAN
+ * found it (a Redis Cluster's master), else on every server (following
+ * redirections).  Returns how many rows, in rows.
+ */
+static size_t
+list_rows(const struct config *c, struct lock *l, const struct scan *sc,
+    struct row *rows)
 {
-	struct found *keys = NULL;
-	struct row *rows = NULL;
-	size_t nkeys = 0, nrows = 0, pl = strlen(c->prefix);
-	char *m = scan_match(c->prefix, c->pattern);
+	size_t nrows = 0, pl = strlen(c->prefix);
 	struct lock_outcome o = { 0 };
-	int answered, code = 0;
 
-	if (m == NULL)
-		return EXIT_INTERNAL;
-	answered = scan_all(l, m, &keys, &nkeys, o.err, sizeof(o.err));
-	free(m);
-	if (answered < l->quorum) {
-		log_error("%s", o.err);
-		code = EXIT_UNAVAILABLE;
-		goto out;
-	}
-	if (nkeys > 1)
-		qsort(keys, nkeys, sizeof(*keys), found_cmp);
-	rows = calloc(nkeys ? nkeys : 1, sizeof(*rows));
-	for (size_t i = 0; rows != NULL && i < nkeys; i++) {
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct found *f = &sc->keys[i];
+		struct conn *via = l->n == 1 ? f->src : l->conns;
 		struct lock k;
 		struct lock_view v[l->n];
 		const struct lock_view *h;
 
 		memset(v, 0, sizeof(v));
-		if ((i > 0 && found_cmp(&keys[i], &keys[i - 1]) == 0) ||
-		    keys[i].len < pl)
+		if ((i > 0 && found_cmp(f, f - 1) == 0) || f->len < pl)
 			continue;
-		if (lock_init(&k, l->conns, l->n, c->prefix, keys[i].key + pl,
+		if (lock_init(&k, via, l->n, c->prefix, f->key + pl,
 		    l->ttl) == 0 && inspect_lock(&k, v, 0, &o) >= l->quorum &&
 		    (h = inspect_agreed(&k, v)) != NULL) {
-			rows[nrows].name = keys[i].key + pl;
-			rows[nrows].namelen = keys[i].len - pl;
+			rows[nrows].name = f->key + pl;
+			rows[nrows].namelen = f->len - pl;
 			rows[nrows++].v = *h;
 			/* The row owns the holders now. */
 			v[h - v].holders = NULL;
@@ -331,6 +356,32 @@ status_list(const struct config *c, struct lock *l)
 		inspect_views_free(v, l->n);
 		lock_free(&k);
 	}
+	return nrows;
+}
+
+int
+status_list(const struct config *c, struct lock *l)
+{
+	struct scan sc = { 0 };
+	struct conn *nodes[l->n];
+	struct row *rows = NULL;
+	size_t nrows = 0, pl = strlen(c->prefix);
+	char *m = scan_match(c->prefix, c->pattern);
+	struct lock_outcome o = { 0 };
+	int nnodes[l->n], code = 0;
+
+	if (m == NULL)
+		return EXIT_INTERNAL;
+	if (scan_all(l, m, &sc, nodes, nnodes, o.err, sizeof(o.err)) <
+	    l->quorum) {
+		log_error("%s", o.err);
+		code = EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (sc.n > 1)
+		qsort(sc.keys, sc.n, sizeof(*sc.keys), found_cmp);
+	if ((rows = calloc(sc.n ? sc.n : 1, sizeof(*rows))) != NULL)
+		nrows = list_rows(c, l, &sc, rows);
 	if (c->json) {
 		for (size_t i = 0; i < nrows; i++) {
 			struct lock t = { .name = rows[i].name,
@@ -345,10 +396,12 @@ status_list(const struct config *c, struct lock *l)
 out:
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].v.holders);
-	for (size_t i = 0; i < nkeys; i++)
-		free(keys[i].key);
-	free(keys);
+	free(m);
+	for (int i = 0; i < l->n; i++)
+		topology_masters_free(nodes[i], nnodes[i]);
+	for (size_t i = 0; i < sc.n; i++)
+		free(sc.keys[i].key);
+	free(sc.keys);
 	free(rows);
 	return code;
 }
-

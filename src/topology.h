@@ -1,0 +1,17 @@
+/* topology.h - a Redis Cluster's masters, and several URLs that are one
+ * cluster */
+#ifndef REDLOCK_TOPOLOGY_H
+#define REDLOCK_TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conn.h"
+
+int topology_distinct(struct conn *conns, int n, const struct conn_req *info,
+    int64_t deadline, char *err, size_t errlen);
+int topology_masters(struct conn *c, struct conn **out, int64_t deadline,
+    char *err, size_t errlen);
+void topology_masters_free(struct conn *m, int n);
+
+#endif

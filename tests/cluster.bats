@@ -1,0 +1,381 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# Redis Cluster (SPEC §10): a URL may name any node; MOVED, ASK,
+# TRYAGAIN and CLUSTERDOWN are dealt with in every operation; list scans
+# every master; several nodes of one cluster are one deployment.
+#
+# The file builds its own cluster of three masters (c1, c2, c3) and a
+# replica of c1 (r1), each on a free port with a free cluster bus port.
+
+load helpers
+
+NODES=(c1 c2 c3)
+
+setup_file() {
+	common_setup_file
+	local n addrs=()
+	for n in "${NODES[@]}"; do
+		start_redis "$n" --tcp --cluster-enabled yes \
+			--cluster-port "$(free_port)" --cluster-node-timeout 5000 \
+			--cluster-config-file nodes.conf
+		addrs+=("127.0.0.1:$(redis_port "$n")")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
+		--cluster-yes >"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
+	wait_until -t 30 cluster_ok
+	start_redis r1 --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
+		--cluster-node-timeout 5000 --cluster-config-file nodes.conf
+	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" "${addrs[0]}" \
+		--cluster-slave --cluster-master-id "$(rcli_at c1 CLUSTER MYID)" \
+		>>"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
+	wait_until -t 30 replica_up
+	wait_until -t 30 cluster_ok "${NODES[@]}" r1
+}
+teardown_file() { common_teardown_file; }
+
+setup() {
+	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
+	local n reply
+	for n in "${NODES[@]}" r1; do
+		# Not a node stopped for good, nor a replica (read-only).
+		[[ -f $(_redis_dir "$n")/started.pid ]] || continue
+		reply=$(rcli_at "$n" FLUSHALL)
+		[[ $reply == OK || $reply == READONLY* ]] || return 1
+	done
+}
+teardown() { common_teardown; }
+
+# cluster_ok [NODE...]: every node (default: the masters) says the
+# cluster is up.
+cluster_ok() {
+	local n
+	(($#)) || set -- "${NODES[@]}"
+	for n in "$@"; do
+		[[ $(rcli_at "$n" CLUSTER INFO | tr -d '\r' |
+			sed -n 's/^cluster_state://p') == ok ]] || return 1
+	done
+}
+
+replica_up() {
+	[[ $(redis_info_field replication master_link_status r1) == up ]]
+}
+
+url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
+
+# owner_of KEY: the node that serves KEY (the others answer MOVED).
+owner_of() {
+	local n
+	for n in "${NODES[@]}"; do
+		if [[ $(rcli_at "$n" EXISTS "$1") =~ ^[0-9]+$ ]]; then
+			echo "$n"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# name_on NODE [STEM]: a NAME whose lock key lives on NODE.
+name_on() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		if [[ $(owner_of "redlock:${2:-n}$i") == "$1" ]]; then
+			echo "${2:-n}$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# not_node NODE: another node than NODE.
+not_node() {
+	local n
+	for n in "${NODES[@]}"; do
+		[[ $n == "$1" ]] || { echo "$n" && return 0; }
+	done
+}
+
+key_on() { [[ $(rcli_at "$1" EXISTS "$2") == 1 ]]; }
+key_gone_on() { ! key_on "$@"; }
+# key_asking_gone_on NODE KEY: KEY is not on NODE, which imports its slot.
+key_asking_gone_on() {
+	[[ $(printf 'ASKING\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) != 1 ]]
+}
+slot_of() { rcli_at c1 CLUSTER KEYSLOT "$1"; }
+
+@test "a name whose slot lives on each master runs through a node that does not serve it" {
+	local owner via name
+	for owner in "${NODES[@]}"; do
+		name=$(name_on "$owner")
+		via=$(not_node "$owner")
+		run -0 --separate-stderr redlock -u "$(url_of "$via")" "$name" \
+			sh -c 'redis-cli -p "$1" EXISTS "$REDLOCK_KEY"' sh \
+			"$(redis_port "$owner")"
+		assert_output 1
+		assert_equal "$stderr" ''
+		assert key_gone_on "$owner" "redlock:$name"
+		# A node's unix socket leads to the cluster as well.
+		run -0 redlock -u "unix://$(redis_sock "$via")" "$name" echo ran
+		assert_output ran
+	done
+}
+
+@test "acquire, extend and release go through any node, each a different one" {
+	local name token
+	name=$(name_on c3)
+	token=$(redlock acquire -t 20s -u "$(url_of c1)" "$name")
+	assert_regex "$token" "$UUID_RE"
+	assert key_on c3 "redlock:$name"
+	run -0 redlock extend -t 60s -u "$(url_of c2)" "$name" "$token"
+	assert [ "$(rcli_at c3 PTTL "redlock:$name")" -gt 20000 ]
+	run -1 redlock release -u "$(url_of c1)" "$name" not-the-token
+	run -0 redlock release -u "$(url_of c3)" "$name" "$token"
+	assert key_gone_on c3 "redlock:$name"
+}
+
+@test "status and break work through any node" {
+	local name token
+	name=$(name_on c2)
+	token=$(redlock acquire -u "$(url_of c3)" "$name")
+	run -0 redlock status -u "$(url_of c1)" "$name"
+	assert_line 'state:   held'
+	assert_line --regexp '^holder:  .*@.* pid [0-9]+$'
+	run -0 --separate-stderr redlock break -u "$(url_of c3)" "$name"
+	assert_regex "$stderr" "removed lock '$name'"
+	run -1 redlock status -u "$(url_of c1)" "$name"
+	assert_line 'state:   free'
+	assert key_gone_on c2 "redlock:$name"
+}
+
+@test "a renewal through a node that does not serve the slot keeps the lock" {
+	local name
+	name=$(name_on c1)
+	hold_lock h -t 1s -u "$(url_of c2)" "$name"
+	assert stays_false -t 2 key_gone_on c1 "redlock:$name"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err h)" ''
+}
+
+@test "names with braces keep all of a lock's keys in its slot (no CROSSSLOT)" {
+	local name slot owner n=0 prefix
+	for prefix in redlock: 'app}:' '{app}:'; do
+		for name in 'deploy}v2' '}' '{}x' '{job}a' '{job}b' 'x{y}z' '{' \
+			'a{b' ; do
+			slot=$(slot_of "$prefix$name")
+			owner=$(owner_of "$prefix$name")
+			# While held: the lock, its fencing counter and its metadata
+			# all in the lock's slot, on its owner.
+			run -0 --separate-stderr redlock -p "$prefix" \
+				-u "$(url_of "$(not_node "$owner")")" "$name" \
+				redis-cli -p "$(redis_port "$owner")" \
+				CLUSTER COUNTKEYSINSLOT "$slot"
+			assert [ "$output" -ge 3 ]
+			assert_equal "$stderr" ''
+			n=$((n + 1))
+		done
+	done
+	assert_equal "$n" 24
+}
+
+@test "names with the same hash tag share a slot and a node" {
+	local a b
+	a=$(slot_of 'redlock:{job}a')
+	b=$(slot_of 'redlock:{job}b')
+	assert_equal "$a" "$b"
+	run -0 redlock -u "$(url_of c1)" '{job}a' \
+		redlock -n -u "$(url_of c2)" '{job}b' true
+}
+
+@test "a waiter through one node is woken by a release through another" {
+	local name owner
+	name=$(name_on c2)
+	hold_lock h -u "$(url_of c1)" "$name"
+	bg_start w "$RL" -u "$(url_of c3)" "$name" touch "$BATS_TEST_TMPDIR/w.got"
+	# The waiter blocks on the wake list where it lives, on c2.
+	wait_until -t 10 blocked_on c2
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	local t0 t1
+	t0=$(now_ms)
+	wait_for_file "$BATS_TEST_TMPDIR/w.got" 10
+	t1=$(now_ms)
+	assert [ $((t1 - t0)) -lt "$(scale_ms 3000)" ]
+	bg_wait w 10
+	assert_equal "$BG_STATUS" 0
+}
+blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
+
+@test "list shows the locks of every master, through any node" {
+	local n names=() via
+	for n in "${NODES[@]}"; do
+		names+=("$(name_on "$n")")
+		redlock acquire -u "$(url_of c1)" "${names[-1]}" >/dev/null
+	done
+	for via in "${NODES[@]}"; do
+		run -0 redlock list -u "$(url_of "$via")"
+		assert_equal "${#lines[@]}" 3
+		for n in "${names[@]}"; do
+			assert_line --regexp "^$n "
+		done
+	done
+	run -0 redlock list --json -u "$(url_of c2)" "${names[0]}"
+	assert_equal "${#lines[@]}" 1
+	assert_line --partial "\"name\":\"${names[0]}\""
+}
+
+@test "two URLs of one cluster are a usage error, not a quorum" {
+	run -64 --separate-stderr redlock -u "$(url_of c1)" -u "$(url_of c3)" \
+		name touch "$BATS_TEST_TMPDIR/ran"
+	assert_regex "$stderr" 'same Redis Cluster'
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	run -64 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	# A replica is a node of the cluster too.
+	run -64 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
+}
+
+@test "a cluster and two independent servers make a quorum of three" {
+	start_redis s1 --tcp
+	start_redis s2 --tcp
+	local name
+	name=$(name_on c2)
+	run -0 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of s2)" \
+		"$name" echo ran
+	assert_output ran
+	stop_redis s1
+	stop_redis s2
+}
+
+# MIGRATE the lock's keys (the lock, and its auxiliary keys, whose
+# names hold a NUL byte: see proto.c) from node $1 to node $2.
+migrate_lock() {
+	MIG_SOCK=$(redis_sock "$1") MIG_PORT=$(redis_port "$2") MIG_KEY=$3 \
+		/usr/bin/python3 - <<'EOF'
+import os, redis
+r = redis.Redis(unix_socket_path=os.environ["MIG_SOCK"])
+k = os.environ["MIG_KEY"].encode()
+keys = [k] + [b"{" + k + b"}\0" + s for s in (b"fence", b"meta", b"wake")]
+print(r.execute_command("MIGRATE", "127.0.0.1", os.environ["MIG_PORT"], "",
+                        0, 5000, "KEYS", *keys).decode())
+EOF
+}
+
+@test "a lock whose slot migrates while its command runs is renewed on the new owner" {
+	local name key slot src=c1 dst=c2 sid did n
+	name=$(name_on "$src")
+	key=redlock:$name
+	slot=$(slot_of "$key")
+	sid=$(rcli_at "$src" CLUSTER MYID)
+	did=$(rcli_at "$dst" CLUSTER MYID)
+	hold_lock h -t 1s -u "$(url_of c3)" "$name"
+	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
+	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
+	# Migrating, its keys still on the source: renewed there.
+	assert stays_false -t 1.5 key_gone_on "$src" "$key"
+	assert_equal "$(migrate_lock "$src" "$dst" "$key")" OK
+	# Keys moved, slot not yet: renewed on the new node through ASK.
+	assert stays_false -t 1.5 key_asking_gone_on "$dst" "$key"
+	for n in "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$slot" NODE "$did")" OK
+	done
+	# The slot moved: renewed on its new owner after MOVED.
+	assert stays_false -t 1.5 key_gone_on "$dst" "$key"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err h)" ''
+	assert key_gone_on "$dst" "$key"
+	# And the next run goes where the slot is now.
+	run -0 redlock -u "$(url_of "$src")" "$name" true
+}
+
+# tryagains NODE: how many TRYAGAIN errors NODE has answered.
+tryagains() {
+	local c
+	c=$(redis_info_field errorstats errorstat_TRYAGAIN "$1")
+	c=${c#count=}
+	echo "${c:-0}"
+}
+tryagain_since() { (($(tryagains "$1") > $2)); }
+
+@test "a free lock whose slot is migrating is retried (TRYAGAIN), and granted once it has moved" {
+	local name key slot src=c3 dst=c2 sid did n t0 t1 before
+	name=$(name_on "$src")
+	key=redlock:$name
+	slot=$(slot_of "$key")
+	sid=$(rcli_at "$src" CLUSTER MYID)
+	did=$(rcli_at "$dst" CLUSTER MYID)
+	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
+	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
+	# The source has none of the keys (ASK), the target not all (TRYAGAIN):
+	# retried for as long as an attempt may take, then 69.
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock -t 1s -u "$(url_of c1)" "$name" \
+		touch "$BATS_TEST_TMPDIR/ran"
+	t1=$(now_ms)
+	assert_regex "$stderr" 'TRYAGAIN'
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	assert [ $((t1 - t0)) -lt "$(scale_ms 8000)" ]
+	before=$(tryagains "$dst")
+	bg_start w "$RL" -u "$(url_of c1)" "$name" touch "$BATS_TEST_TMPDIR/w.got"
+	wait_until -t 10 tryagain_since "$dst" "$before"
+	for n in "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$slot" NODE "$did")" OK
+	done
+	bg_wait w 20
+	assert_equal "$BG_STATUS" 0
+	assert [ -e "$BATS_TEST_TMPDIR/w.got" ]
+}
+
+@test "a cluster that serves no slot (CLUSTERDOWN) is 69 within seconds" {
+	start_redis lone --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
+		--cluster-config-file nodes.conf
+	local t0 t1
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock -w 30s -u "$(url_of lone)" name \
+		touch "$BATS_TEST_TMPDIR/ran"
+	t1=$(now_ms)
+	assert_regex "$stderr" 'CLUSTERDOWN'
+	assert [ $((t1 - t0)) -lt "$(scale_ms 8000)" ]
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	run -69 redlock status -u "$(url_of lone)" name
+	stop_redis lone
+}
+
+# key_on_replica NODE KEY: replica NODE has a copy of KEY.
+key_on_replica() {
+	[[ $(printf 'READONLY\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) == 1 ]]
+}
+
+# Next to last: it kills c1 for good.
+@test "a lock survives its master's failover to a replica" {
+	local name key
+	name=$(name_on c1)
+	key=redlock:$name
+	hold_lock h -t 5s -u "$(url_of c3)" "$name"
+	wait_until -t 10 key_on_replica r1 "$key"
+	kill_redis c1
+	assert_equal "$(rcli_at r1 CLUSTER FAILOVER TAKEOVER)" OK
+	wait_until -t 10 key_on r1 "$key"
+	# Renewed on the new master: without it the key expires in 5 s.
+	assert stays_false -t 6 key_gone_on r1 "$key"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert key_gone_on r1 "$key"
+}
+
+# Last: it stops the cluster.
+@test "a cluster whose nodes are all stopped is 69 within seconds" {
+	local n urls=()
+	for n in "${NODES[@]}" r1; do
+		urls+=("$(url_of "$n")")
+		stop_redis "$n"
+	done
+	local t0 t1
+	t0=$(now_ms)
+	run -69 redlock -w 30s -u "${urls[1]}" name true
+	run -69 redlock list -u "${urls[0]}"
+	t1=$(now_ms)
+	assert [ $((t1 - t0)) -lt "$(scale_ms 8000)" ]
+}
