@@ -33,7 +33,7 @@ SRCS = src/main.c src/config.c src/url.c src/conn.c src/proto.c src/quorum.c \
 	src/sig.c src/tree.c src/child.c src/guard.c src/supervise.c src/run.c \
 	src/verbs.c src/status.c src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)
-UNIT_OBJS = src/url.o src/clock.o src/lease.o
+UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/log.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.
