@@ -29,7 +29,7 @@ override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
 SRCS = src/main.c src/config.c src/url.c src/conn.c src/proto.c src/quorum.c \
-	src/lock.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c \
+	src/sentinel.c src/failover.c src/lock.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c \
 	src/sig.c src/tree.c src/child.c src/guard.c src/supervise.c src/run.c \
 	src/verbs.c src/status.c src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)

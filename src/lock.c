@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "clock.h"
+#include "failover.h"
 #include "holder.h"
 #include "lease.h"
 #include "quorum.h"
@@ -69,13 +70,14 @@ lock_lease_end(const struct lock *l, int64_t sent)
 	return lease_end(sent, l->ttl);
 }
 
-/* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy, -1 none. */
+/* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy (or held
+ * back after a failover: 3), -1 none. */
 static int
 acquire_kind(const redisReply *p)
 {
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
-	return (int)reply_int(p, 0);
+	return reply_int(p, 0) == 3 ? 0 : (int)reply_int(p, 0);
 }
 
 /* Has an acquire round decided?  A quorum granted, or a quorum says
@@ -147,6 +149,7 @@ acquire_args(struct lock *l, struct args *a, char *pid, char *start)
 	args_str(a, l->meta.cmd);
 	snprintf(start, 24, "%lld", (long long)l->meta.start_ms);
 	args_str(a, start);
+	failover_arg(a, l);
 	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
 		if (w == LOCK_TOKEN_LEN)
 			args_add(a, t, w);
@@ -176,6 +179,10 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 		int k = acquire_kind(p);
 
 		o->slow |= r[i].timed_out;
+		if (failover_held_back(&l->conns[i], p, o)) {
+			count[0]++;
+			continue;
+		}
 		if (k < 0 || k > 2) {
 			if (p != NULL && p->type != REDIS_REPLY_ERROR)
 				quorum_note(&l->conns[i], &r[i], o->err,
@@ -227,6 +234,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	o->err[0] = '\0';
 	o->slow = 0;
 	o->busy_pttl = -1;
+	o->hold_ms = 0;
 	l->fence = 0;
 	l->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r, l->sent_at + l->op_timeout,

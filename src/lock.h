@@ -49,6 +49,8 @@ struct lock {
 struct lock_outcome {
 	int slow;		/* a server timed out */
 	int64_t busy_pttl;	/* after LOCK_BUSY: shortest TTL left, -1 none */
+	int64_t hold_ms;	/* after LOCK_BUSY: a server grants nothing for
+				 * this long after a failover (failover.c) */
 	char err[384];		/* why servers failed, for the message */
 };
 
