@@ -79,6 +79,14 @@ check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
+# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each
+# (a few minutes; CI does not run it).
+SOAK ?= 10
+
+soak: test-deps
+	@$(MAKE) --no-print-directory redlock
+	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel.bats
+
 demo: test-deps
 	@$(MAKE) --no-print-directory redlock
 	@tests/demo.sh
@@ -129,5 +137,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check demo bench sanitize valgrind fuzz lint \
+.PHONY: all deps test-deps check soak demo bench sanitize valgrind fuzz lint \
 	install uninstall clean

@@ -159,6 +159,22 @@ resume_replication() {
 		wait_until -t 15 link_is "$1-r" up
 }
 
+# a_sentinel_says G SERVICE PORT: at least one sentinel of G names PORT.
+a_sentinel_says() {
+	local s
+	for s in s1 s2 s3; do
+		[[ $(sentinel_master_port "$1-$s" "$2") == "$3" ]] && return 0
+	done
+	return 1
+}
+
+# promoted G SERVICE: wait (bounded) until the replica says it is the
+# master and a sentinel names it: a client can find it from then on.
+promoted() {
+	wait_until -t 30 is_master "$1-r" &&
+		wait_until -t 20 a_sentinel_says "$1" "$2" "$(redis_port "$1-r")"
+}
+
 # fail_over G SERVICE: SIGKILL the master and wait (bounded) until the
 # replica says it is the master and every sentinel names it.
 fail_over() {
