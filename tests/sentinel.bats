@@ -309,15 +309,17 @@ staged_loss() {
 }
 
 @test "staged loss after a replicated grant: the holder exits 75 and the waiter never overlaps it" {
-	local i
-	for ((i = 0; i < ${REDLOCK_SOAK:-1}; i++)); do
-		staged_loss "d$i" record
+	# (not $i: bats's run uses a global i)
+	local rep
+	for ((rep = 0; rep < ${REDLOCK_SOAK:-1}; rep++)); do
+		staged_loss "d$rep" record
 	done
 }
 
 @test "staged loss of a master's first grant: the holder exits 75 and the waiter never overlaps it" {
-	local i
-	for ((i = 0; i < ${REDLOCK_SOAK:-1}; i++)); do
-		staged_loss "e$i" first
+	# (not $i: bats's run uses a global i)
+	local rep
+	for ((rep = 0; rep < ${REDLOCK_SOAK:-1}; rep++)); do
+		staged_loss "e$rep" first
 	done
 }
