@@ -61,8 +61,10 @@ static const char usage_text[] =
 "  -V, --version                print the version and exit\n"
 "\n"
 "DURATION is a number with an optional unit ms, s, m or h (bare: seconds).\n"
-"URL is redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N].\n"
-"Environment: REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD, REDISCLI_AUTH.\n"
+"URL is redis://[[user]:password@]host[:port][/db], unix:///path[?db=N], or\n"
+"redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db].\n"
+"Environment: REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD, REDISCLI_AUTH,\n"
+"REDLOCK_SENTINEL_PASSWORD, REDLOCK_SENTINEL_USER.\n"
 "Exit status: the command's own; 1 (or -E) lock not obtained; 64 usage;\n"
 "69 Redis unavailable; 70 internal error; 75 lock lost; 124 --max-time;\n"
 "126/127 command not executable / not found; 128+N signal N.\n";

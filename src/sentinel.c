@@ -68,7 +68,8 @@ struct ask {
 static redisContext *
 dial(const char *host, int port, int ms, char *why, size_t len)
 {
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
+	struct timeval tv = { .tv_sec = ms / 1000,
+	    .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
 	redisContext *ctx = redisConnectWithTimeout(host, port, tv);
 	const char *fmt = strchr(host, ':') ? "[%s]:%d: %s" : "%s:%d: %s";
 
@@ -135,6 +136,25 @@ auth(redisContext *ctx, const char *name, const char *user,
 	return 0;
 }
 
+/* Read a sentinel's {host, port} answer into a; 0 if it is not one. */
+static int
+addr_of(const redisReply *p, struct addr *a)
+{
+	char *end;
+	long port;
+
+	if (p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
+	    p->element[0]->type != REDIS_REPLY_STRING ||
+	    p->element[1]->type != REDIS_REPLY_STRING)
+		return 0;
+	port = strtol(p->element[1]->str, &end, 10);
+	if (*end != '\0' || port < 1 || port > 65535)
+		return 0;
+	snprintf(a->host, sizeof(a->host), "%s", p->element[0]->str);
+	a->port = (int)port;
+	return 1;
+}
+
 /*
  * Ask sentinel i of u where the master is.  Returns 1 with the address
  * in *a, 0 when the sentinel knows no master of that name, -1 when it
@@ -160,13 +180,9 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 	    (p = ask_one(ctx, name, 3, av, why, len)) != NULL) {
 		if (p->type == REDIS_REPLY_NIL)
 			rc = 0;
-		else if (p->type == REDIS_REPLY_ARRAY && p->elements == 2 &&
-		    p->element[0]->type == REDIS_REPLY_STRING &&
-		    p->element[1]->type == REDIS_REPLY_STRING &&
-		    (a->port = atoi(p->element[1]->str)) > 0 && a->port < 65536) {
-			snprintf(a->host, sizeof(a->host), "%s", p->element[0]->str);
+		else if (addr_of(p, a))
 			rc = 1;
-		} else
+		else
 			snprintf(why, len, "%s: unexpected reply", name);
 		freeReplyObject(p);
 	}

@@ -128,7 +128,8 @@ dead_url() {
 
 @test "sentinels that want a password get REDLOCK_SENTINEL_PASSWORD, which is never shown nor passed on" {
 	start_sentinel a-pw pw-svc "$(redis_port a-m)" 1 'requirepass s3ntinel-pw'
-	local url="redis+sentinel://127.0.0.1:$(sentinel_port a-pw)/pw-svc" out
+	local url
+	url="redis+sentinel://127.0.0.1:$(sentinel_port a-pw)/pw-svc"
 	run --separate-stderr redlock -u "$url" job true
 	assert_equal "$status" 69
 	assert_regex "$stderr" "sentinel 127\.0\.0\.1:$(sentinel_port a-pw): authentication required"
@@ -147,7 +148,8 @@ dead_url() {
 @test "REDLOCK_SENTINEL_USER names the sentinels' ACL user" {
 	start_sentinel a-acl acl-svc "$(redis_port a-m)" 1 'requirepass other-pw' \
 		'user dave on >dave-pw ~* &* +@all'
-	local url="redis+sentinel://127.0.0.1:$(sentinel_port a-acl)/acl-svc"
+	local url
+	url="redis+sentinel://127.0.0.1:$(sentinel_port a-acl)/acl-svc"
 	REDLOCK_SENTINEL_USER=dave REDLOCK_SENTINEL_PASSWORD=dave-pw run -0 redlock -u "$url" job true
 	REDLOCK_SENTINEL_USER=dave REDLOCK_SENTINEL_PASSWORD=other-pw run redlock -u "$url" job true
 	stop_redis a-acl

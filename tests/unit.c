@@ -81,14 +81,14 @@ sentinel_ok(const char *s, const char *want)
 	struct url u;
 	char err[128], got[512];
 	int rc = url_parse(s, &u, err, sizeof(err));
-	size_t n;
+	size_t len;
 
 	if (rc == 0 && u.kind == URL_SENTINEL) {
-		n = (size_t)snprintf(got, sizeof(got), "%s %d %s %s %d ",
+		len = (size_t)snprintf(got, sizeof(got), "%s %d %s %s %d ",
 		    u.service, u.db, u.user ? u.user : "-",
 		    u.password ? u.password : "-", u.tls);
-		for (int i = 0; i < u.nsentinels && n < sizeof(got); i++)
-			n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s:%d",
+		for (int i = 0; i < u.nsentinels && len < sizeof(got); i++)
+			len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s:%d",
 			    i ? "," : "", u.sentinels[i].host, u.sentinels[i].port);
 	} else
 		snprintf(got, sizeof(got), "rc %d kind %d: %s", rc, (int)u.kind,
@@ -109,15 +109,15 @@ env_splits(const char *env, const char *want)
 	char *argv[] = { "redlock", "status", "x", NULL };
 	char err[256], got[512] = "";
 	struct config c;
-	size_t n = 0;
+	size_t len = 0;
 	int rc;
 
 	setenv("REDLOCK_URL", env, 1);
 	rc = config_parse(&c, 3, argv, err, sizeof(err));
-	for (int i = 0; rc == CONFIG_OK && i < c.nurls && n < sizeof(got); i++) {
+	for (int i = 0; rc == CONFIG_OK && i < c.nurls && len < sizeof(got); i++) {
 		char name[128];
 		url_name(&c.urls[i], name, sizeof(name));
-		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s",
+		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s",
 		    i ? "|" : "", name);
 	}
 	if (rc != CONFIG_OK)
