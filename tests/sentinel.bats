@@ -115,6 +115,16 @@ dead_url() {
 	assert_equal "$status" 69
 }
 
+@test "rediss+sentinel:// is refused, never spoken in plain text" {
+	local tls=rediss+sentinel://${A_URL#redis+sentinel://}
+	run --separate-stderr redlock -u "$tls" job true
+	assert_equal "$status" 69
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" 'needs TLS'
+	run -0 rcli EXISTS redlock:job
+	assert_output 0
+}
+
 @test "a master the sentinels name but nobody can reach is 69 naming it" {
 	local port
 	port=$(free_port)
