@@ -4,7 +4,7 @@
 # server CPU per acquisition, from INFO commandstats, through a plain URL
 # and through a redis+sentinel:// URL to the same master.
 #
-# Usage: bench/guard-cost.sh [RUNS]        (default 1000 a URL)
+# Usage: bench/guard-cost.sh [RUNS]        (default 2000 a URL)
 # Environment: REDLOCK (the binary, default ./redlock).
 #
 # Starts its own master, replica and sentinel on free loopback ports in
@@ -16,7 +16,7 @@
 
 set -eu
 cd "$(dirname "$0")/.."
-runs=${1:-1000}
+runs=${1:-2000}
 rl=${REDLOCK:-./redlock}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-guard.XXXXXX")
 pids=()
@@ -62,31 +62,52 @@ stat() {
 		sed -n "s/^cmdstat_$1:.*[:,]$2=\([0-9.]*\).*/\1/p"
 }
 
-# measure URL: run it $runs times; print "script-usec-per-acquisition
-# role-usec-per-connection".
-measure() {
-	local url=$1 i ev ro
-	"$rl" -u "$url" warm true	# load the scripts
-	redis-cli -p "$mport" CONFIG RESETSTAT >/dev/null
-	for ((i = 0; i < runs; i++)); do
+# block URL N: run it N times; print the EVALSHA and ROLE microseconds
+# they cost the master.
+block() {
+	local url=$1 n=$2 i e0 r0
+	e0=$(stat evalsha usec)
+	r0=$(stat role usec)
+	for ((i = 0; i < n; i++)); do
 		"$rl" -u "$url" bench true
 	done
-	ev=$(stat evalsha usec)
-	ro=$(stat role usec)
-	# Two scripts a run (acquire, release): the release costs the same
-	# through either URL, so half the difference is not split out here;
-	# the whole per-run figure is reported, and the difference is the
-	# guard's.
-	awk -v e="${ev:-0}" -v r="${ro:-0}" -v n="$runs" \
-		'BEGIN { printf "%.2f %.2f\n", e / n, r / n }'
+	echo "$(($(stat evalsha usec) - ${e0:-0})) $(($(stat role usec) - ${r0:-0}))"
 }
 
-read -r plain _ < <(measure "redis://127.0.0.1:$mport")
-read -r guarded role < <(measure "redis+sentinel://127.0.0.1:$sport/m")
-info=$(stat info usec_per_call)
-echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), $runs runs a URL, $(uname -m)"
-echo "acquire+release scripts per run, plain URL:    $plain us"
-echo "acquire+release scripts per run, Sentinel URL: $guarded us"
-awk -v a="$plain" -v b="$guarded" 'BEGIN { printf "guard per acquisition:                        %.2f us\n", b - a }'
-echo "ROLE per connection (Sentinel URL):            $role us"
-echo "INFO replication per call (inside the guard):  ${info:-?} us"
+plain_url="redis://127.0.0.1:$mport"
+sentinel_url="redis+sentinel://127.0.0.1:$sport/m"
+"$rl" -u "$plain_url" warm true		# load the scripts
+"$rl" -u "$sentinel_url" warm true
+redis-cli -p "$mport" CONFIG RESETSTAT >/dev/null
+redis-cli -p "$mport" SET x x >/dev/null	# so that stat() finds lines
+redis-cli -p "$mport" ROLE >/dev/null
+# Blocks of the two URLs alternate, so that other load on the machine
+# hits both alike.  Under load a block's figure only grows (the time a
+# command was preempted counts), so the least block of each URL is the
+# estimate; the medians are shown beside.
+rounds=${ROUNDS:-20}
+per=$((runs / rounds))
+plains=() guards=() roles=()
+for ((k = 0; k < rounds; k++)); do
+	read -r ep _ < <(block "$plain_url" "$per")
+	read -r es rs < <(block "$sentinel_url" "$per")
+	plains+=("$(awk -v e="$ep" -v n="$per" 'BEGIN { printf "%.2f", e / n }')")
+	guards+=("$(awk -v e="$es" -v n="$per" 'BEGIN { printf "%.2f", e / n }')")
+	roles+=("$(awk -v r="$rs" -v n="$per" 'BEGIN { printf "%.2f", r / n }')")
+done
+# least / median of the arguments
+least() { printf '%s\n' "$@" | sort -g | head -n 1; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# What the guard calls inside the script, per call.
+parts=
+for c in info time hmget get; do
+	parts+=" $c $(stat "$c" usec_per_call)"
+done
+echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), $rounds blocks of $per runs a URL, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "acquire+release scripts per run, plain URL:    least $(least "${plains[@]}") us, median $(median "${plains[@]}") us"
+echo "acquire+release scripts per run, Sentinel URL: least $(least "${guards[@]}") us, median $(median "${guards[@]}") us"
+awk -v a="$(least "${plains[@]}")" -v b="$(least "${guards[@]}")" \
+	-v c="$(median "${plains[@]}")" -v d="$(median "${guards[@]}")" \
+	'BEGIN { printf "guard per acquisition:                        %.1f us (least), %.1f us (median)\n", b - a, d - c }'
+echo "ROLE per connection (Sentinel URL):            median $(median "${roles[@]}") us"
+echo "commands inside, us per call:                 $parts"

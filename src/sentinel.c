@@ -54,8 +54,7 @@ struct addr {
 
 /* What asking the sentinels has found so far, for the final message. */
 struct ask {
-	int answered;		/* sentinels that answered the question */
-	int unknown;		/* ... saying they know no such master */
+	int unknown;		/* sentinels that know no such master */
 	char why[256];		/* the first sentinel's failure */
 	char master_why[256];	/* the last master's failure */
 };
@@ -286,7 +285,6 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 
 		if (rc < 0 && k.why[0] == '\0')
 			snprintf(k.why, sizeof(k.why), "%s", why);
-		k.answered += rc >= 0;
 		k.unknown += rc == 0;
 		/* Sentinels that agree on a master that failed are not asked
 		 * to connect to it again. */
