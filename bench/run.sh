@@ -869,6 +869,8 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	echo
 	table
 	notes
+	# Measured apart (bench/guard-cost.sh), kept with the results.
+	[[ -f $BENCH/guard-cost.md ]] && { echo; cat "$BENCH/guard-cost.md"; }
 } >"$TMP/results.md"
 cp "$TMP/results.md" "$RESULTS"
 cat "$TMP/results.md"
