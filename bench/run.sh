@@ -870,7 +870,10 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	table
 	notes
 	# Measured apart (bench/guard-cost.sh), kept with the results.
-	[[ -f $BENCH/guard-cost.md ]] && { echo; cat "$BENCH/guard-cost.md"; }
+	if [[ -f $BENCH/guard-cost.md ]]; then
+		echo
+		cat "$BENCH/guard-cost.md"
+	fi
 } >"$TMP/results.md"
 cp "$TMP/results.md" "$RESULTS"
 cat "$TMP/results.md"
