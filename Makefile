@@ -29,12 +29,12 @@ override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
 SRCS = src/main.c src/config.c src/url.c src/conn.c src/proto.c src/quorum.c \
-	src/proto_shared.c src/cluster.c src/topology.c src/lock.c src/wait.c src/inspect.c \
-	src/holder.c src/renew.c src/lease.c \
+	src/proto_shared.c src/cluster.c src/topology.c src/sentinel.c src/failover.c \
+	src/lock.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c \
 	src/sig.c src/tree.c src/child.c src/guard.c src/supervise.c src/run.c \
 	src/verbs.c src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)
-UNIT_OBJS = src/url.o src/clock.o src/lease.o
+UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/log.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.
@@ -79,6 +79,14 @@ tests/unit: tests/unit.c $(UNIT_OBJS)
 check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
+
+# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each
+# (a few minutes; CI does not run it).
+SOAK ?= 10
+
+soak: test-deps
+	@$(MAKE) --no-print-directory redlock
+	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel.bats
 
 demo: test-deps
 	@$(MAKE) --no-print-directory redlock
@@ -130,5 +138,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check demo bench sanitize valgrind fuzz lint \
+.PHONY: all deps test-deps check soak demo bench sanitize valgrind fuzz lint \
 	install uninstall clean

@@ -885,6 +885,11 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	table
 	notes
 	[ -s "$TMP/i.md" ] && { echo; cat "$TMP/i.md"; }
+	# Measured apart (bench/guard-cost.sh), kept with the results.
+	if [[ -f $BENCH/guard-cost.md ]]; then
+		echo
+		cat "$BENCH/guard-cost.md"
+	fi
 } >"$TMP/results.md"
 if [[ $ONLY == *G* ]]; then
 	log "G: bench/fleet.sh"

@@ -5,8 +5,9 @@
  * The input is one URL (bytes up to the first NUL; argv cannot hold a
  * NUL).  Besides what ASan/UBSan/LSan catch, it checks the contract:
  *   - url_parse() returns 0 with a usable struct url (TCP: host not
- *     empty, port 1..65535; unix: an absolute path; db >= 0), or -1
- *     with a reason;
+ *     empty, port 1..65535; unix: an absolute path; Sentinel: at least
+ *     one sentinel, each with a host and a port, and a service name;
+ *     db >= 0), or -1 with a reason;
  *   - url_free() after either (LSan sees what is left over);
  *   - url_redact(), which is what an "invalid URL" message shows, hides
  *     everything between "://" and the last '@' (the user information,
@@ -79,6 +80,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(u.host != NULL && u.host[0] != '\0', "no host", s);
 			check(u.port >= 1 && u.port <= 65535, "bad port", s);
 			check(u.path == NULL, "TCP URL with a path", s);
+		} else if (u.kind == URL_SENTINEL) {
+			check(u.nsentinels >= 1, "no sentinel", s);
+			for (int i = 0; i < u.nsentinels; i++) {
+				check(u.sentinels[i].host != NULL &&
+				    u.sentinels[i].host[0] != '\0',
+				    "sentinel without a host", s);
+				check(u.sentinels[i].port >= 1 &&
+				    u.sentinels[i].port <= 65535,
+				    "bad sentinel port", s);
+			}
+			check(u.service != NULL && u.service[0] != '\0',
+			    "no service name", s);
+			check(u.host == NULL && u.path == NULL,
+			    "Sentinel URL with a host or path", s);
 		} else {
 			check(u.kind == URL_UNIX, "bad kind", s);
 			check(u.path != NULL && u.path[0] == '/',

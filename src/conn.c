@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "sentinel.h"
 
 void
 conn_init(struct conn *c, const struct url *u, const char *password)
@@ -94,7 +95,12 @@ conn_open(struct conn *c, char *err, size_t errlen)
 
 	if (c->host[0] != '\0')
 		c->ctx = redisConnectNonBlock(c->host, c->port);
-	else if (u->kind == URL_UNIX)
+	else if (u->kind == URL_SENTINEL) {
+		/* Ask the sentinels where the master is now; it comes back
+		 * connected and authenticated (SPEC section 9). */
+		if (sentinel_open(c, err, errlen) < 0)
+			return -1;
+	} else if (u->kind == URL_UNIX)
 		c->ctx = redisConnectUnixNonBlock(u->path);
 	else
 		c->ctx = redisConnectNonBlock(u->host, u->port);
@@ -110,7 +116,7 @@ conn_open(struct conn *c, char *err, size_t errlen)
 		return -1;
 	}
 	(void)fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
-	if (c->password != NULL) {
+	if (c->password != NULL && u->kind != URL_SENTINEL) {
 		/* AUTH [user] password */
 		const char *av[3] = { "AUTH", u->user, c->password };
 		int ac = 3;

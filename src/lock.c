@@ -19,6 +19,7 @@
 #include <uuid/uuid.h>
 
 #include "clock.h"
+#include "failover.h"
 #include "holder.h"
 #include "lease.h"
 #include "quorum.h"
@@ -75,7 +76,8 @@ lock_lease_end(const struct lock *l, int64_t sent)
 }
 
 /* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy (3, held
- * shared by an inherited token, counts as busy), -1 none. */
+ * shared by an inherited token, and 4, held back after a failover,
+ * count as busy), -1 none. */
 static int
 acquire_kind(const redisReply *p)
 {
@@ -84,7 +86,7 @@ acquire_kind(const redisReply *p)
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
 	k = reply_int(p, 0);
-	return k == 3 ? 0 : (int)k;
+	return k == 3 || k == 4 ? 0 : (int)k;
 }
 
 /* Has an acquire round decided?  A quorum granted, or a quorum says
@@ -170,6 +172,7 @@ acquire_args(struct lock *l, struct args *a, char *pid, char *start)
 		args_num(a, l->queue_ms);
 		args_str(a, l->waiter);
 		args_str(a, l->queued ? "1" : "0");
+		failover_arg(a, l);
 	}
 	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
 		if (w == LOCK_TOKEN_LEN)
@@ -200,6 +203,10 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 		int k = acquire_kind(p);
 
 		o->slow |= r[i].timed_out;
+		if (failover_held_back(&l->conns[i], p, o)) {
+			count[0]++;
+			continue;
+		}
 		if (k < 0 || k > 2) {
 			if (p != NULL && p->type != REDIS_REPLY_ERROR)
 				quorum_note(&l->conns[i], &r[i], o->err,
@@ -257,6 +264,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	o->slow = 0;
 	o->self_shared = 0;
 	o->busy_pttl = -1;
+	o->hold_ms = 0;
 	l->fence = 0;
 	l->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r, l->sent_at + l->op_timeout,

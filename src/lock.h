@@ -63,6 +63,8 @@ struct lock_outcome {
 	int stop;		/* renew, extend: an operator asked the holder
 				 * to stop (redlock stop) */
 	int self_shared;	/* acquire: an inherited token holds it shared */
+	int64_t hold_ms;	/* after LOCK_BUSY: a server grants nothing for
+				 * this long after a failover (failover.c) */
 	char err[384];		/* why servers failed, for the message */
 };
 

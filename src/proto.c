@@ -64,25 +64,35 @@
 /*
  * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders.
  * ARGV: token, ttl, fence linger, host, pid, user, cmd, start, queue
- * ms, waiter id, queued, then inherited tokens.  Returns {1, fence}
+ * ms, waiter id, queued, the failover guard (below), then inherited
+ * tokens.  Returns {1, fence}
  * granted, {2, fence, token} one of the inherited tokens holds it, {3,
  * 0} one of them holds it shared (an exclusive request would wait for
  * itself), {0, pttl} someone else holds it.  A busy request with queue
  * ms > 0 enters the waiting writers (xwait) under its waiter id for
  * that long; once queued (ARGV[11] == '1') its grant leaves the queue.
  * The uncontended path runs exactly the calls it always did.
+ * {4, ms left, ms since}: the failover guard holds grants back.
+ *
+ * The failover guard (SPEC section 9; failover.c says why it is safe).
+ * ARGV[12] is '' (no guard: a plain server pays nothing) or the length
+ * of the key prefix; the guard's record is the hash prefix .. "\0failover"
+ * (no NAME can make that key: a NAME holds no NUL byte) with fields
+ * replid (the replication id of the master that last granted), ttl
+ * (the longest TTL granted), since and until (server ms: when another
+ * replication id was first seen, and until when grants wait).
  */
 static const char acquire_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
     "if v then\n"
-    "  for i = 12, #ARGV do\n"
+    "  for i = 13, #ARGV do\n"
     "    if ARGV[i] == v then\n"
     "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
     "      return {2, tonumber(f), v}\n"
     "    end\n"
     "  end\n"
     "  if v == '\\0shared' then\n"
-    "    for i = 12, #ARGV do\n"
+    "    for i = 13, #ARGV do\n"
     "      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end\n"
     "    end\n"
     "  end\n"
@@ -94,6 +104,43 @@ static const char acquire_lua[] =
     "  end\n"
     "  return {0, redis.call('PTTL', KEYS[1])}\n"
     "end\n"
+            /* --- the failover guard: begin --- */
+    "if ARGV[12] ~= '' then\n"
+    "  local info = redis.call('INFO', 'replication')\n"
+    "  local id = string.match(info, 'master_replid:(%x+)') or ''\n"
+    "  local id2 = string.match(info, 'master_replid2:(%x+)') or ''\n"
+    "  local rk = string.sub(KEYS[1], 1, tonumber(ARGV[12])) .. '\\0failover'\n"
+    "  local t = redis.call('TIME')\n"
+    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "  local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')\n"
+    "  local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[2]))\n"
+    "  if g[1] ~= id then\n"
+    /* A record from another master: a failover.  No record on a server
+     * that was once a replica: one whose first grant was lost.  No
+     * record, never a replica: a new server, not held back. */
+    "    local hold = ttl\n"
+    "    if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n"
+    "    if hold >= 0 then\n"
+    "      g[3], g[4] = now, now + hold\n"
+    "      redis.call('HSET', rk, 'since', string.format('%.0f', now),\n"
+    "        'until', string.format('%.0f', now + hold))\n"
+    "    end\n"
+    "    redis.call('HSET', rk, 'replid', id)\n"
+    "  end\n"
+    "  if tonumber(g[4] or 0) > now then\n"
+    "    return {4, g[4] - now, now - g[3]}\n"
+    "  end\n"
+    "  if not v and ttl > (tonumber(g[2]) or 0) then\n"
+    "    redis.call('HSET', rk, 'ttl', ARGV[2])\n"
+    "  end\n"
+    /* A fencing counter from before the failover is reseeded from the
+     * clock, above every fence the old master gave. */
+    "  if not v and g[3] and\n"
+    "    tonumber(redis.call('GET', KEYS[2]) or '0') < g[3] * 1000 then\n"
+    "    redis.call('DEL', KEYS[2])\n"
+    "  end\n"
+    "end\n"
+    /* --- the failover guard: end --- */
     "if ARGV[11] == '1' then redis.call('ZREM', KEYS[4], ARGV[10]) end\n"
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"

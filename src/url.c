@@ -1,6 +1,8 @@
 /*
- * url.c - parse redis://[[user]:password@]host[:port][/db] and
- * unix:///path[?db=N].  Pure functions: no I/O, no exit().
+ * url.c - parse redis://[[user]:password@]host[:port][/db],
+ * unix:///path[?db=N] and
+ * redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/SERVICE[/db]
+ * (rediss+sentinel:// likewise).  Pure functions: no I/O, no exit().
  * Error messages never quote the user information part, which may
  * hold a password.
  */
@@ -180,6 +182,111 @@ parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 	return 0;
 }
 
+/* The port of a sentinel whose URL names none (Redis Sentinel's own). */
+#define URL_SENTINEL_PORT 26379
+
+/*
+ * Parse one "host[:port]" of a Sentinel URL's list, s[0..n), into h.
+ * An IPv6 address comes in brackets.  Returns 0, or -1 with a reason.
+ */
+static int
+parse_sentinel_host(const char *s, size_t n, struct url_sentinel *h,
+    char *err, size_t errlen)
+{
+	const char *end = s + n, *hend, *p;
+	long port = URL_SENTINEL_PORT;
+	int v6 = n > 0 && *s == '[';
+
+	if (v6) {
+		hend = memchr(s, ']', n);
+		if (hend == NULL || hend == s + 1)
+			return fail(err, errlen, "bad IPv6 address");
+		p = hend + 1;
+		s++;
+	} else {
+		if ((hend = memchr(s, ':', n)) == NULL)
+			hend = end;
+		p = hend;
+	}
+	if (hend == s)
+		return fail(err, errlen, "missing sentinel host");
+	if (p < end && (*p != ':' ||
+	    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0))
+		return fail(err, errlen, "bad sentinel port");
+	if ((h->host = strndup(s, (size_t)(hend - s))) == NULL)
+		return fail(err, errlen, "out of memory");
+	for (p = h->host; *p; p++)
+		if (!isalnum((unsigned char)*p) &&
+		    strchr(v6 ? ".-_:%" : ".-_", *p) == NULL)
+			return fail(err, errlen, "bad sentinel host name");
+	h->port = (int)port;
+	return 0;
+}
+
+/*
+ * After the host list: "/SERVICE[/db]".  The service name (the master's
+ * name in the sentinels' configuration) may hold %-escapes.
+ */
+static int
+parse_service(const char *s, struct url *u, char *err, size_t errlen)
+{
+	const char *end;
+	long db = 0;
+
+	if (*s != '/' || s[1] == '\0' || s[1] == '/' || s[1] == '?' ||
+	    s[1] == '#')
+		return fail(err, errlen, "missing the master's name (/SERVICE)");
+	s++;
+	end = s + strcspn(s, "/?#");
+	if (*end == '/' && end[1] != '\0') {
+		if ((db = parse_uint(end + 1, strlen(end + 1), 0, URL_MAX_DB)) < 0)
+			return fail(err, errlen, "bad database number");
+	} else if (*end == '?' || *end == '#')
+		return fail(err, errlen, "unexpected query or fragment");
+	if ((u->service = pct_decode(s, (size_t)(end - s))) == NULL)
+		return fail(err, errlen, "bad %-escape in the service name");
+	u->db = (int)db;
+	return 0;
+}
+
+/*
+ * The part of a Sentinel URL after "://": the master's user information,
+ * the sentinels (port 26379 unless given), the service and the db.
+ */
+static int
+parse_sentinel(const char *s, struct url *u, int tls, char *err,
+    size_t errlen)
+{
+	const char *end = s + strcspn(s, "/?#"), *at = NULL, *h, *p;
+	int n = 1;
+
+	u->kind = URL_SENTINEL;
+	u->tls = tls;
+	for (p = s; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at != NULL &&
+	    parse_userinfo(s, (size_t)(at - s), u, err, errlen) < 0)
+		return -1;
+	h = at != NULL ? at + 1 : s;
+	for (p = h; p < end; p++)
+		n += *p == ',';
+	if ((u->sentinels = calloc((size_t)n, sizeof(*u->sentinels))) == NULL)
+		return fail(err, errlen, "out of memory");
+	u->nsentinels = n;
+	for (int i = 0; i < n; i++) {
+		const char *c = memchr(h, ',', (size_t)(end - h));
+
+		if (c == NULL)
+			c = end;
+		if (parse_sentinel_host(h, (size_t)(c - h), &u->sentinels[i],
+		    err, errlen) < 0)
+			return -1;
+		h = c + 1;
+	}
+	return parse_service(end, u, err, errlen);
+}
+
 /*
  * Parse s into u (which the caller frees with url_free(), also after an
  * error).  Returns 0, or -1 with a reason in err.
@@ -192,6 +299,10 @@ url_parse(const char *s, struct url *u, char *err, size_t errlen)
 		return parse_tcp(s + 8, u, err, errlen);
 	if (strncmp(s, "unix://", 7) == 0)
 		return parse_unix(s + 7, u, err, errlen);
+	if (strncmp(s, "redis+sentinel://", 17) == 0)
+		return parse_sentinel(s + 17, u, 0, err, errlen);
+	if (strncmp(s, "rediss+sentinel://", 18) == 0)
+		return parse_sentinel(s + 18, u, 1, err, errlen);
 	if (strncmp(s, "rediss://", 9) == 0)
 		return fail(err, errlen, "TLS (rediss://) is not supported");
 	return fail(err, errlen,
@@ -208,14 +319,24 @@ url_free(struct url *u)
 		free(u->password);
 	}
 	free(u->path);
+	for (int i = 0; i < u->nsentinels; i++)
+		free(u->sentinels[i].host);
+	free(u->sentinels);
+	free(u->service);
 	memset(u, 0, sizeof(*u));
 }
 
-/* Name a server for messages, without credentials: "host:port", "path". */
+/* Name a server for messages, without credentials: "host:port", "path",
+ * "SERVICE via host:port" (the first sentinel). */
 void
 url_name(const struct url *u, char *buf, size_t len)
 {
-	if (u->kind == URL_UNIX)
+	if (u->kind == URL_SENTINEL)
+		snprintf(buf, len, strchr(u->sentinels[0].host, ':') != NULL ?
+		    "%s via [%s]:%d%s" : "%s via %s:%d%s", u->service,
+		    u->sentinels[0].host, u->sentinels[0].port,
+		    u->nsentinels > 1 ? ",..." : "");
+	else if (u->kind == URL_UNIX)
 		snprintf(buf, len, "%s", u->path);
 	else if (strchr(u->host, ':') != NULL)
 		snprintf(buf, len, "[%s]:%d", u->host, u->port);

@@ -4,7 +4,13 @@
 
 #include <stddef.h>
 
-enum url_kind { URL_TCP, URL_UNIX };
+enum url_kind { URL_TCP, URL_UNIX, URL_SENTINEL };
+
+/* One Sentinel of a redis+sentinel:// URL. */
+struct url_sentinel {
+	char *host;		/* name or address, no brackets */
+	int port;
+};
 
 struct url {
 	enum url_kind kind;
@@ -14,6 +20,12 @@ struct url {
 	int db;
 	char *user;		/* NULL when absent */
 	char *password;		/* NULL when absent */
+	/* URL_SENTINEL: the master named service, found through these
+	 * sentinels (user and password above are the master's). */
+	struct url_sentinel *sentinels;
+	int nsentinels;
+	char *service;
+	int tls;		/* rediss+sentinel:// */
 };
 
 int url_parse(const char *s, struct url *u, char *err, size_t errlen);

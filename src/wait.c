@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "failover.h"
 #include "quorum.h"
 
 /* The longest sleep between attempts while the lock is busy: the delay
@@ -163,6 +164,10 @@ busy_sleep(const struct lock_outcome *o, int64_t left)
 
 	if (o->busy_pttl >= 0 && o->busy_pttl + 1 < ms)
 		ms = o->busy_pttl + 1;
+	/* Only servers that hold grants back after a failover said no:
+	 * nothing can change before the first of them lets go. */
+	if (o->hold_ms > 0 && o->busy_pttl < 0)
+		ms = o->hold_ms + 1;
 	if (left >= 0 && left < ms)
 		ms = left;
 	return ms;
@@ -226,7 +231,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			if (failures++ == 0)
 				since = clock_ms();
 			if (failures >= WAIT_FAIL_TRIES &&
-			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS)
+			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS +
+			    failover_patience(l))
 				break;
 			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
 		}

@@ -1,10 +1,13 @@
 /*
- * unit.c - unit tests of the pure parsers (DURATION, URL), printing TAP.
+ * unit.c - unit tests of the pure parsers (DURATION, URL, the URL list
+ * of $REDLOCK_URL), printing TAP.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "url.h"
 
 static int n, failed;
@@ -66,6 +69,64 @@ url_bad(const char *s)
 
 	ok(rc < 0, "URL is rejected", s);
 	url_free(&u);
+}
+
+/*
+ * A Sentinel URL: want is "SERVICE db user pass tls host:port,..."
+ * with "-" for an absent user or password.
+ */
+static void
+sentinel_ok(const char *s, const char *want)
+{
+	struct url u;
+	char err[128], got[512];
+	int rc = url_parse(s, &u, err, sizeof(err));
+	size_t len;
+
+	if (rc == 0 && u.kind == URL_SENTINEL) {
+		len = (size_t)snprintf(got, sizeof(got), "%s %d %s %s %d ",
+		    u.service, u.db, u.user ? u.user : "-",
+		    u.password ? u.password : "-", u.tls);
+		for (int i = 0; i < u.nsentinels && len < sizeof(got); i++)
+			len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s:%d",
+			    i ? "," : "", u.sentinels[i].host, u.sentinels[i].port);
+	} else
+		snprintf(got, sizeof(got), "rc %d kind %d: %s", rc, (int)u.kind,
+		    rc ? err : "");
+	ok(strcmp(got, want) == 0, "Sentinel URL parses", s);
+	if (strcmp(got, want) != 0)
+		printf("# got '%s', want '%s'\n", got, want);
+	url_free(&u);
+}
+
+/*
+ * $REDLOCK_URL env splits into the URLs of want ("|"-separated, as
+ * url_name() names them).
+ */
+static void
+env_splits(const char *env, const char *want)
+{
+	char *argv[] = { "redlock", "status", "x", NULL };
+	char err[256], got[512] = "";
+	struct config c;
+	size_t len = 0;
+	int rc;
+
+	setenv("REDLOCK_URL", env, 1);
+	rc = config_parse(&c, 3, argv, err, sizeof(err));
+	for (int i = 0; rc == CONFIG_OK && i < c.nurls && len < sizeof(got); i++) {
+		char name[128];
+		url_name(&c.urls[i], name, sizeof(name));
+		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s",
+		    i ? "|" : "", name);
+	}
+	if (rc != CONFIG_OK)
+		snprintf(got, sizeof(got), "error: %s", err);
+	ok(strcmp(got, want) == 0, "REDLOCK_URL splits", env);
+	if (strcmp(got, want) != 0)
+		printf("# got '%s', want '%s'\n", got, want);
+	config_free(&c);
+	unsetenv("REDLOCK_URL");
 }
 
 static void
@@ -153,6 +214,36 @@ main(void)
 	url_bad("unix:///tmp/r.sock?foo=1");
 	url_bad("redis://h%zz");
 	url_bad("redis://:hunter2/x@host");
+	sentinel_ok("redis+sentinel://h/mymaster",
+	    "mymaster 0 - - 0 h:26379");
+	sentinel_ok("redis+sentinel://a:1,b,[::1]:3/m/2",
+	    "m 2 - - 0 a:1,b:26379,::1:3");
+	sentinel_ok("rediss+sentinel://u:p%2Cw@s1:26380,s2/svc%20a/",
+	    "svc a 0 u p,w 1 s1:26380,s2:26379");
+	sentinel_ok("redis+sentinel://:secret@10.0.0.1,10.0.0.2/m",
+	    "m 0 - secret 0 10.0.0.1:26379,10.0.0.2:26379");
+	url_bad("redis+sentinel://h");
+	url_bad("redis+sentinel://h/");
+	url_bad("redis+sentinel://h//1");
+	url_bad("redis+sentinel:///m");
+	url_bad("redis+sentinel://a,/m");
+	url_bad("redis+sentinel://,a/m");
+	url_bad("redis+sentinel://a,,b/m");
+	url_bad("redis+sentinel://a:0/m");
+	url_bad("redis+sentinel://a:x/m");
+	url_bad("redis+sentinel://a/m/x");
+	url_bad("redis+sentinel://a/m?db=1");
+	url_bad("redis+sentinel://a/m%zz");
+	url_bad("redis+sentinel://[::1/m");
+	url_bad("redis+sentinel://a b/m");
+	url_bad("redis+sentinel://:p%00@a/m");
+	env_splits("redis+sentinel://a:1,b:2/m",
+	    "m via a:1,...");
+	env_splits("redis+sentinel://a,b/m,redis://c:7,redis+sentinel://d/n",
+	    "m via a:26379,...|c:7|n via d:26379");
+	env_splits("redis+sentinel://:x,y@a,b/m, rediss+sentinel://c,d/n/1",
+	    "m via a:26379,...|n via c:26379,...");
+	redacts("redis+sentinel://:secret@a,b/m", "redis+sentinel://***@a,b/m");
 	redacts("redis://:secret@h:1/2", "redis://***@h:1/2");
 	redacts("redis://u:secret@h", "redis://***@h");
 	redacts("redis://h:1", "redis://h:1");

@@ -61,8 +61,9 @@ for src in src/*.c; do
 done
 # shellcheck disable=SC2086
 "$CC" "$@" $LDFLAGS -o "$out/redlock" $objs $pkg_libs -pthread
-# The unit tests need only the pure parsers.
+# The unit tests need only the parsers (config.c for $REDLOCK_URL).
 # shellcheck disable=SC2086
 "$CC" "$@" -Isrc $LDFLAGS -o "$out/unit" tests/unit.c "$out/url.o" \
-	"$out/clock.o" $pkg_libs -pthread
+	"$out/clock.o" "$out/config.o" "$out/lease.o" "$out/log.o" \
+	$pkg_libs -pthread
 echo "build-variant: $variant: built $out/redlock and $out/unit"

@@ -1,0 +1,14 @@
+/* failover.h - the failover guard, client side (SPEC section 9) */
+#ifndef REDLOCK_FAILOVER_H
+#define REDLOCK_FAILOVER_H
+
+#include <hiredis/hiredis.h>
+
+#include "lock.h"
+
+void failover_arg(struct args *a, const struct lock *l);
+int64_t failover_patience(const struct lock *l);
+int failover_held_back(const struct conn *c, const redisReply *p,
+    struct lock_outcome *o);
+
+#endif
