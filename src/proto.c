@@ -156,6 +156,17 @@ static const char acquire_lua[] =
     "redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
     "return {1, f}\n";
 
+/* The start of every script that acts for token ARGV[1]: go on only if
+ * it holds K, else return 0 (another token), -2 (held shared) or -1
+ * (free). */
+#define LUA_TOKEN_HOLDS \
+    "local v = redis.call('GET', KEYS[1])\n" \
+    "if v ~= ARGV[1] then\n" \
+    "  if v == '\\0shared' then return -2 end\n" \
+    "  if v then return 0 end\n" \
+    "  return -1\n" \
+    "end\n"
+
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
  * extend).  KEYS: K, meta, stop.  Returns 1, or 2 when an operator
@@ -163,12 +174,7 @@ static const char acquire_lua[] =
  * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v ~= ARGV[1] then\n"
-    "  if v == '\\0shared' then return -2 end\n"
-    "  if v then return 0 end\n"
-    "  return -1\n"
-    "end\n"
+    LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
     "if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 2 end\n"
@@ -183,12 +189,7 @@ static const char renew_lua[] =
  * 0 held by another token, -2 held shared, -1 free.
  */
 static const char release_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v ~= ARGV[1] then\n"
-    "  if v == '\\0shared' then return -2 end\n"
-    "  if v then return 0 end\n"
-    "  return -1\n"
-    "end\n"
+    LUA_TOKEN_HOLDS
     "if tonumber(ARGV[2]) > 0 then\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
