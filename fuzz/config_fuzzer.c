@@ -68,13 +68,33 @@ env_word(char *word)
 	return 0;
 }
 
+/* A parsed URL names something to connect to: a socket path, a host
+ * and port, or a service with at least one sentinel that has both. */
+static int
+url_complete(const struct url *u)
+{
+	switch (u->kind) {
+	case URL_UNIX:
+		return u->path != NULL;
+	case URL_TCP:
+		return u->host != NULL && u->port > 0;
+	case URL_SENTINEL:
+		if (u->service == NULL || *u->service == '\0' || u->nsentinels < 1)
+			return 0;
+		for (int i = 0; i < u->nsentinels; i++)
+			if (u->sentinels[i].host == NULL || u->sentinels[i].port <= 0)
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
 static void
 check_ok(const struct config *c)
 {
 	check(c->nurls >= 1 && c->urls != NULL, "no URL");
 	for (int i = 0; i < c->nurls; i++)
-		check(c->urls[i].kind == URL_UNIX ? c->urls[i].path != NULL :
-		    c->urls[i].host != NULL && c->urls[i].port > 0, "bad URL");
+		check(url_complete(&c->urls[i]), "bad URL");
 	check(c->prefix != NULL, "no prefix");
 	check(c->ttl >= 10 && c->ttl <= CLOCK_MAX_MS, "TTL out of range");
 	check(c->wait >= -1 && c->wait <= CLOCK_MAX_MS, "wait out of range");
