@@ -28,6 +28,7 @@
 #include "lock.h"
 #include "log.h"
 #include "renew.h"
+#include "tls.h"
 #include "verbs.h"
 
 #ifndef REDLOCK_VERSION
@@ -500,6 +501,10 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	log_set_level(cfg.verbosity);
+	if ((code = tls_init(&cfg.tls_opts)) != 0) {
+		config_free(&cfg);
+		return code;
+	}
 	if (child_signals_init() < 0 ||
 	    (conns = calloc((size_t)cfg.nurls, sizeof(*conns))) == NULL) {
 		log_error("cannot set up: %s", strerror(errno));

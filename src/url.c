@@ -1,16 +1,23 @@
 /*
- * url.c - parse redis://[[user]:password@]host[:port][/db] and
- * unix:///path[?db=N].  Pure functions: no I/O, no exit().
- * Error messages never quote the user information part, which may
- * hold a password.
+ * url.c - parse the URLs that name a server:
+ *
+ *   redis://[[user]:password@]host[:port][/db]
+ *   rediss://...               the same, over TLS
+ *   unix:///path[?db=N]
+ *
+ * Pure functions: no I/O, no exit().  Error messages never quote the
+ * user information part, which may hold a password.  A new scheme is a
+ * line in schemes[], a new query parameter a line in params[].
  */
 #include "url.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define URL_MAX_DB 1000000
 
@@ -82,28 +89,97 @@ fail(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
+/* --- query parameters ------------------------------------------------ */
+
+static int
+param_db(struct url *u, const char *v, size_t n, char *err, size_t errlen)
+{
+	long db = parse_uint(v, n, 0, URL_MAX_DB);
+
+	if (db < 0)
+		return fail(err, errlen, "bad database number");
+	u->db = (int)db;
+	return 0;
+}
+
+/* The query parameters understood, and the kinds of URL they apply to. */
+static const struct param {
+	const char *name;
+	unsigned kinds;		/* 1u << enum url_kind */
+	int (*set)(struct url *, const char *, size_t, char *, size_t);
+} params[] = {
+	{ "db", 1u << URL_UNIX, param_db },
+};
+
+#define NPARAMS (sizeof(params) / sizeof(params[0]))
+
+/*
+ * Apply the query q (after the '?': name=value pairs joined by '&') to
+ * u.  A parameter that is unknown, meant for another kind of URL, given
+ * twice or without a value is an error naming it (names are shown, never
+ * values).
+ */
+static int
+parse_query(const char *q, struct url *u, char *err, size_t errlen)
+{
+	int seen[NPARAMS + 1] = { 0 };
+
+	while (*q != '\0') {
+		size_t n = strcspn(q, "&"), k = strcspn(q, "=&"), i;
+		int shown = k > 40 ? 40 : (int)k;
+
+		for (i = 0; i < NPARAMS; i++)
+			if (strlen(params[i].name) == k &&
+			    memcmp(params[i].name, q, k) == 0)
+				break;
+		if (k == 0)
+			return fail(err, errlen, "empty query parameter");
+		if (i == NPARAMS) {
+			snprintf(err, errlen, "unknown query parameter '%.*s'",
+			    shown, q);
+			return -1;
+		}
+		if (!(params[i].kinds & (1u << u->kind))) {
+			snprintf(err, errlen, "query parameter '%s' does not "
+			    "apply to this kind of URL", params[i].name);
+			return -1;
+		}
+		if (seen[i]++) {
+			snprintf(err, errlen, "query parameter '%s' given twice",
+			    params[i].name);
+			return -1;
+		}
+		if (k == n) {
+			snprintf(err, errlen, "query parameter '%s' needs a value",
+			    params[i].name);
+			return -1;
+		}
+		if (params[i].set(u, q + k + 1, n - k - 1, err, errlen) < 0)
+			return -1;
+		q += n + (q[n] == '&');
+	}
+	return 0;
+}
+
+/* --- unix:// ------------------------------------------------------------ */
+
 static int
 parse_unix(const char *s, struct url *u, char *err, size_t errlen)
 {
 	const char *q = strchr(s, '?');
 	size_t plen = q ? (size_t)(q - s) : strlen(s);
 
+	u->kind = URL_UNIX;
 	if (plen == 0 || s[0] != '/')
 		return fail(err, errlen, "needs an absolute socket path");
-	if (q != NULL) {
-		long db;
-
-		if (strncmp(q, "?db=", 4) != 0)
-			return fail(err, errlen, "only ?db=N is understood");
-		if ((db = parse_uint(q + 4, strlen(q + 4), 0, URL_MAX_DB)) < 0)
-			return fail(err, errlen, "bad database number");
-		u->db = (int)db;
-	}
+	if (q != NULL && parse_query(q + 1, u, err, errlen) < 0)
+		return -1;
 	if ((u->path = pct_decode(s, plen)) == NULL)
 		return fail(err, errlen, "bad %-escape in the path");
-	u->kind = URL_UNIX;
 	return 0;
 }
+
+/* --- redis:// and rediss:// ------------------------------------------------ */
 
 static int
 parse_userinfo(const char *s, size_t n, struct url *u, char *err,
@@ -126,13 +202,98 @@ parse_userinfo(const char *s, size_t n, struct url *u, char *err,
 	return 0;
 }
 
+/*
+ * The IPv6 address s[0..n) of a "[...]" host, with an optional zone
+ * written "%25zone" (RFC 6874) and kept as "addr%zone", the form
+ * getaddrinfo() takes.  Sets u->host, or returns -1.
+ */
+static int
+parse_ipv6(const char *s, size_t n, struct url *u, char *err, size_t errlen)
+{
+	const char *pct = memchr(s, '%', n);
+	size_t alen = pct ? (size_t)(pct - s) : n;
+	char addr[INET6_ADDRSTRLEN + 1], *zone = NULL;
+	unsigned char bin[16];
+
+	if (alen == 0 || alen >= sizeof(addr))
+		return fail(err, errlen, "bad IPv6 address");
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET6, addr, bin) != 1)
+		return fail(err, errlen, "bad IPv6 address");
+	if (pct != NULL) {
+		size_t zlen = n - alen;
+		if (zlen <= 3 || strncmp(pct, "%25", 3) != 0 ||
+		    (zone = pct_decode(pct + 3, zlen - 3)) == NULL)
+			return fail(err, errlen, "bad IPv6 zone (write %25zone)");
+		for (const char *z = zone; *z; z++)
+			if (!isalnum((unsigned char)*z) && strchr("-._~", *z) == NULL) {
+				free(zone);
+				return fail(err, errlen, "bad IPv6 zone");
+			}
+	}
+	if (asprintf(&u->host, "%s%s%s", addr, zone ? "%" : "",
+	    zone ? zone : "") < 0) {
+		u->host = NULL;
+		free(zone);
+		return fail(err, errlen, "out of memory");
+	}
+	free(zone);
+	return 0;
+}
+
+/* Set u->host from a name or IPv4 address s[0..n). */
+static int
+parse_hostname(const char *s, size_t n, struct url *u, char *err,
+    size_t errlen)
+{
+	if (n == 0)
+		return fail(err, errlen, "missing host");
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr(".-_", s[i]) == NULL)
+			return fail(err, errlen, "bad host name");
+	if ((u->host = strndup(s, n)) == NULL)
+		return fail(err, errlen, "out of memory");
+	return 0;
+}
+
+/* What follows host[:port]: [/db][?query]. */
+static int
+parse_tail(const char *t, struct url *u, char *err, size_t errlen)
+{
+	if (*t == '/') {
+		size_t n = strcspn(++t, "?#");
+		long db = n == 0 ? 0 : parse_uint(t, n, 0, URL_MAX_DB);
+		if (db < 0)
+			return fail(err, errlen, "bad database number");
+		u->db = (int)db;
+		t += n;
+	}
+	if (*t == '?') {
+		size_t n = strcspn(++t, "#");
+		char *q = strndup(t, n);
+		int rc;
+		if (q == NULL)
+			return fail(err, errlen, "out of memory");
+		rc = parse_query(q, u, err, errlen);
+		free(q);
+		if (rc < 0)
+			return -1;
+		t += n;
+	}
+	if (*t == '#')
+		return fail(err, errlen, "unexpected '#'");
+	return 0;
+}
+
 static int
 parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 {
 	const char *end = s + strcspn(s, "/?#");
-	const char *at = NULL, *h, *hend, *p;
-	long port = 6379, db = 0;
+	const char *at = NULL, *h, *p;
+	long port = 6379;
 
+	u->kind = URL_TCP;
 	for (p = s; p < end; p++)
 		if (*p == '@')
 			at = p;
@@ -143,59 +304,56 @@ parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 	} else
 		h = s;
 	if (*h == '[') {
-		hend = memchr(h, ']', (size_t)(end - h));
-		if (hend == NULL || hend == h + 1)
+		const char *close = memchr(h, ']', (size_t)(end - h));
+		if (close == NULL)
 			return fail(err, errlen, "bad IPv6 address");
-		p = hend + 1;
-		h++;
+		if (parse_ipv6(h + 1, (size_t)(close - h - 1), u, err, errlen) < 0)
+			return -1;
+		p = close + 1;
 	} else {
-		hend = memchr(h, ':', (size_t)(end - h));
-		if (hend == NULL)
-			hend = end;
-		p = hend;
+		p = memchr(h, ':', (size_t)(end - h));
+		if (p == NULL)
+			p = end;
+		if (parse_hostname(h, (size_t)(p - h), u, err, errlen) < 0)
+			return -1;
 	}
-	if (hend == h)
-		return fail(err, errlen, "missing host");
-	if (p < end) {
-		if (*p != ':' ||
-		    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0)
-			return fail(err, errlen, "bad port");
-	}
-	if (*end == '/' && end[1] != '\0') {
-		if ((db = parse_uint(end + 1, strlen(end + 1), 0, URL_MAX_DB)) < 0)
-			return fail(err, errlen, "bad database number");
-	} else if (*end == '?' || *end == '#')
-		return fail(err, errlen, "unexpected query or fragment");
-	u->host = strndup(h, (size_t)(hend - h));
-	if (u->host == NULL)
-		return fail(err, errlen, "out of memory");
-	for (p = u->host; *p; p++)
-		if (!isalnum((unsigned char)*p) && strchr(".-_:%", *p) == NULL)
-			return fail(err, errlen, "bad host name");
-	if (h[-1] != '[' && (strchr(u->host, '%') || strchr(u->host, ':')))
-		return fail(err, errlen, "bad host name");
+	if (p < end && (*p != ':' ||
+	    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0))
+		return fail(err, errlen, "bad port");
 	u->port = (int)port;
-	u->db = (int)db;
-	u->kind = URL_TCP;
-	return 0;
+	return parse_tail(end, u, err, errlen);
 }
+
+/* --- the schemes --------------------------------------------------------- */
+
+static const struct scheme {
+	const char *prefix;
+	int tls;
+	int (*parse)(const char *, struct url *, char *, size_t);
+} schemes[] = {
+	{ "redis://", 0, parse_tcp },
+	{ "rediss://", 1, parse_tcp },
+	{ "unix://", 0, parse_unix },
+};
 
 /*
  * Parse s into u (which the caller frees with url_free(), also after an
- * error).  Returns 0, or -1 with a reason in err.
+ * error).  Returns 0, or -1 with a reason in err.  The scheme is matched
+ * without regard to case, as RFC 3986 says.
  */
 int
 url_parse(const char *s, struct url *u, char *err, size_t errlen)
 {
 	memset(u, 0, sizeof(*u));
-	if (strncmp(s, "redis://", 8) == 0)
-		return parse_tcp(s + 8, u, err, errlen);
-	if (strncmp(s, "unix://", 7) == 0)
-		return parse_unix(s + 7, u, err, errlen);
-	if (strncmp(s, "rediss://", 9) == 0)
-		return fail(err, errlen, "TLS (rediss://) is not supported");
-	return fail(err, errlen,
-	    "expected redis://host[:port][/db] or unix:///path");
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		size_t n = strlen(schemes[i].prefix);
+		if (strncasecmp(s, schemes[i].prefix, n) == 0) {
+			u->tls = schemes[i].tls;
+			return schemes[i].parse(s + n, u, err, errlen);
+		}
+	}
+	return fail(err, errlen, "expected redis://host[:port][/db], "
+	    "rediss://... or unix:///path");
 }
 
 void
@@ -221,6 +379,78 @@ url_name(const struct url *u, char *buf, size_t len)
 		snprintf(buf, len, "[%s]:%d", u->host, u->port);
 	else
 		snprintf(buf, len, "%s:%d", u->host, u->port);
+}
+
+/*
+ * The binary form of an IP address host (zone dropped into *zone, ""
+ * without one) in bin, with its family; 0 if host is a name.
+ */
+static int
+ip_of(const char *host, unsigned char bin[16], const char **zone)
+{
+	char a[INET6_ADDRSTRLEN + 1];
+	size_t n = strcspn(host, "%");
+
+	*zone = host + n;
+	if (n >= sizeof(a))
+		return 0;
+	memcpy(a, host, n);
+	a[n] = '\0';
+	memset(bin, 0, 16);
+	if (inet_pton(AF_INET, a, bin) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, a, bin) == 1)
+		return AF_INET6;
+	return 0;
+}
+
+/* Is s a plausible DNS name (for --sni): letters, digits, '-', '.'? */
+int
+url_is_dns_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253 || s[0] == '.' || s[0] == '-')
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-.") == n;
+}
+
+/* Is host an IPv4 or IPv6 address (rather than a name)? */
+int
+url_host_is_ip(const char *host)
+{
+	unsigned char bin[16];
+	const char *zone;
+
+	return ip_of(host, bin, &zone) != 0;
+}
+
+/*
+ * Do a and b name the same server and database, as far as their text
+ * tells: host names without regard to case, addresses by value (so ::1
+ * and 0::1 are the same), the same socket path.  The scheme and the
+ * credentials do not matter.  (Two names for one server, such as
+ * localhost and 127.0.0.1, are only found by asking the servers.)
+ */
+int
+url_same_server(const struct url *a, const struct url *b)
+{
+	unsigned char ba[16], bb[16];
+	const char *za, *zb;
+	int fa, fb;
+
+	if (a->kind != b->kind || a->db != b->db)
+		return 0;
+	if (a->kind == URL_UNIX)
+		return strcmp(a->path, b->path) == 0;
+	if (a->port != b->port)
+		return 0;
+	fa = ip_of(a->host, ba, &za);
+	fb = ip_of(b->host, bb, &zb);
+	if (fa != 0 || fb != 0)
+		return fa == fb && memcmp(ba, bb, 16) == 0 && strcmp(za, zb) == 0;
+	return strcasecmp(a->host, b->host) == 0;
 }
 
 /*
