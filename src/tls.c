@@ -74,6 +74,7 @@ static struct {
 
 struct tls {
 	SSL *ssl;
+	int heard;		/* the server has sent data */
 };
 
 /* The process's TLS context, made once; see ctx_make(). */
@@ -196,10 +197,15 @@ ctx_identity(void)
 	ossl.SSL_CTX_set_default_passwd_cb_userdata(ctx, &wanted);
 	if (ossl.SSL_CTX_use_PrivateKey_file(ctx, opts.key,
 	    SSL_FILETYPE_PEM) != 1) {
-		ossl.ERR_clear_error();
+		unsigned long e;
+		int mismatch = 0;
+
+		while ((e = ossl.ERR_get_error()) != 0)
+			mismatch |= ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
 		snprintf(ctx_err, sizeof(ctx_err), "--key '%s': %s", opts.key,
 		    wanted ? "the key is encrypted, and redlock never asks "
-		    "for a passphrase" : "not a PEM private key");
+		    "for a passphrase" : mismatch ? "it is not the key of "
+		    "--cert" : "not a PEM private key");
 		return -1;
 	}
 	if (ossl.SSL_CTX_check_private_key(ctx) != 1) {
@@ -282,11 +288,18 @@ tls_why(const struct tls *t, int ret, char *err, size_t errlen)
 	unsigned long q = ossl.ERR_get_error();
 	const char *r = q != 0 ? ossl.ERR_reason_error_string(q) : NULL;
 
+	/* A server that wants a client certificate and got none may close
+	 * (TLS 1.3: after the handshake, with an alert that a reset can
+	 * overtake) before saying anything. */
+	const char *hint = !t->heard && opts.cert == NULL ?
+	    " (does the server want a client certificate? see --cert)" : "";
+
 	ossl.ERR_clear_error();
 	if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && saved == 0))
-		snprintf(err, errlen, "Server closed the connection");
+		snprintf(err, errlen, "Server closed the connection%s", hint);
 	else if (e == SSL_ERROR_SYSCALL)
-		snprintf(err, errlen, "%s", strerror(saved));
+		snprintf(err, errlen, "%s%s", strerror(saved),
+		    saved == ECONNRESET || saved == EPIPE ? hint : "");
 	else if (!opts.insecure && v != X509_V_OK)
 		snprintf(err, errlen, "certificate verify failed: %s",
 		    ossl.X509_verify_cert_error_string(v));
@@ -383,6 +396,7 @@ tls_read(struct tls *t, char *buf, size_t len, size_t *got, char *err,
 	ossl.ERR_clear_error();
 	rc = ossl.SSL_read(t->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
 	if (rc > 0) {
+		t->heard = 1;
 		*got = (size_t)rc;
 		return TLS_OK;
 	}
