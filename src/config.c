@@ -502,7 +502,9 @@ settle(struct config *c, struct parse *p)
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
 		return rc;
 	if ((t->cert == NULL) != (t->key == NULL))
-		return bad(p, "%s '%s' needs %s too", t->cert ? "--cert" : "--key",
+		return bad(p, "%s '%s' needs %s too", t->cert ?
+		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :
+		    (p->seen[OPT_KEY] ? "--key" : "REDLOCK_TLS_KEY"),
 		    t->cert ? t->cert : t->key, t->cert ? "--key" : "--cert");
 	if (c->prefix == NULL)
 		c->prefix = DEFAULT_PREFIX;
