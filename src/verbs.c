@@ -415,9 +415,11 @@ scan_all(struct lock *l, const char *m, struct found **out, size_t *nout)
 			p = r.reply;
 			if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
 			    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
-				if (l->err[0] == '\0')
-					snprintf(l->err, sizeof(l->err), "%s",
-					    p && p->type == REDIS_REPLY_ERROR ? p->str : r.err);
+				if (l->err[0] == '\0' && p && p->type == REDIS_REPLY_ERROR)
+					snprintf(l->err, sizeof(l->err), "%s: %s",
+					    l->conns[i].name, p->str);
+				else if (l->err[0] == '\0')
+					snprintf(l->err, sizeof(l->err), "%s", r.err);
 				conn_req_clear(&r, 1);
 				ok = 0;
 				break;
