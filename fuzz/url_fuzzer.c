@@ -5,8 +5,9 @@
  * The input is one URL (bytes up to the first NUL; argv cannot hold a
  * NUL).  Besides what ASan/UBSan/LSan catch, it checks the contract:
  *   - url_parse() returns 0 with a usable struct url (TCP: host not
- *     empty, port 1..65535; unix: an absolute path; db >= 0), or -1
- *     with a reason;
+ *     empty, port 1..65535, TLS exactly for rediss://; unix: an absolute
+ *     path, never TLS; db >= 0) that names the same server as itself,
+ *     or -1 with a reason;
  *   - url_free() after either (LSan sees what is left over);
  *   - url_redact(), which is what an "invalid URL" message shows, hides
  *     everything between "://" and the last '@' (the user information,
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "url.h"
 
@@ -75,11 +77,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(rc == 0 || rc == -1, "url_parse returned neither 0 nor -1", s);
 	if (rc == 0) {
 		check(u.db >= 0, "negative db", s);
+		check(url_same_server(&u, &u), "a URL is not its own server", s);
 		if (u.kind == URL_TCP) {
 			check(u.host != NULL && u.host[0] != '\0', "no host", s);
 			check(u.port >= 1 && u.port <= 65535, "bad port", s);
 			check(u.path == NULL, "TCP URL with a path", s);
+			check(u.tls == (strncasecmp(s, "rediss://", 9) == 0),
+			    "TLS is not rediss://", s);
+			(void)url_host_is_ip(u.host);
 		} else {
+			check(!u.tls, "a TLS unix:// URL", s);
 			check(u.kind == URL_UNIX, "bad kind", s);
 			check(u.path != NULL && u.path[0] == '/',
 			    "unix URL without an absolute path", s);
