@@ -25,7 +25,8 @@ setup() {
 	rcli ACL LOG RESET >/dev/null
 	# As the user, with the password from a file, which nested redlocks
 	# (re-entrance) inherit.
-	export REDLOCK_URL="redis://redlock@127.0.0.1:$(redis_port main)"
+	REDLOCK_URL="redis://redlock@127.0.0.1:$(redis_port main)"
+	export REDLOCK_URL
 	export REDLOCK_PASSWORD_FILE=$BATS_FILE_TMPDIR/user.pw
 }
 teardown() { common_teardown; }

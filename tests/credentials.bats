@@ -181,7 +181,7 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	REDLOCK_KEY=not-an-option REDLOCK_TOKEN=x REDLOCK_FENCE=y REDLOCK_NAME=z \
 		REDLOCK_PREFIX=env: run -0 redlock job printenv REDLOCK_KEY
 	assert_output env:job
-	REDLOCK_PREFIX= run -0 redlock job printenv REDLOCK_KEY
+	REDLOCK_PREFIX='' run -0 redlock job printenv REDLOCK_KEY
 	assert_output job
 }
 

@@ -193,7 +193,8 @@ for _ in range(200):
 # --- which connections are TLS -----------------------------------------------------
 
 @test "--tls makes every redis:// URL TLS, and REDLOCK_TLS=1 does too" {
-	local url="redis://127.0.0.1:$(tls_port tls)"
+	local url
+	url="redis://127.0.0.1:$(tls_port tls)"
 	run -0 redlock --tls -u "$url" --cacert "$PKI/ca.crt" job true
 	REDLOCK_TLS=1 REDLOCK_CACERT=$PKI/ca.crt run -0 redlock -u "$url" job true
 	REDLOCK_TLS=1 REDLOCK_CACERT=$PKI/ca.crt REDLOCK_URL=$url run -0 redlock acquire job
