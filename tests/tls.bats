@@ -139,6 +139,16 @@ assert_one_line_naming() {
 	run -0 redlock -u "$(tls_url tls)" --cacertdir "$BATS_TEST_TMPDIR/cas" job true
 }
 
+@test "without --cacert the system's store is used, as \$SSL_CERT_DIR and \$SSL_CERT_FILE name it" {
+	local dir=$BATS_TEST_TMPDIR/system
+	mkdir "$dir"
+	cp "$PKI/ca.crt" "$dir/$(openssl x509 -hash -noout -in "$PKI/ca.crt").0"
+	SSL_CERT_DIR=$dir run -0 env -u SSL_CERT_FILE "$RL" -u "$(tls_url tls)" job true
+	SSL_CERT_FILE=$PKI/ca.crt run -0 env -u SSL_CERT_DIR "$RL" -u "$(tls_url tls)" job true
+	# A directory without hashed names: the files named are all there is.
+	SSL_CERT_DIR=$PKI SSL_CERT_FILE=$PKI/otherca.crt run -69 redlock -u "$(tls_url tls)" job true
+}
+
 @test "--insecure skips the checks of the chain and of the name" {
 	run -0 redlock -u "$(tls_url named localhost)" --insecure job true
 	REDLOCK_URL=$(tls_url named 127.0.0.1) run -0 redlock --insecure job true
