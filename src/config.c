@@ -111,7 +111,8 @@ bad(struct parse *p, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(p->err, p->errlen, fmt, ap);
+	/* ap comes from va_start() just above. */
+	vsnprintf(p->err, p->errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	va_end(ap);
 	return CONFIG_USAGE;
 }

@@ -44,7 +44,7 @@ env_var(const struct option *opts, size_t i,
 		return 0;
 	snprintf(var, len, "REDLOCK_%s", o->name);
 	for (char *v = var + strlen("REDLOCK_"); *v != '\0'; v++)
-		*v = *v == '-' ? '_' : (char)toupper((unsigned char)*v);
+		*v = (char)(*v == '-' ? '_' : toupper((unsigned char)*v));
 	return 1;
 }
 

@@ -37,7 +37,7 @@
 #include "log.h"
 #include "url.h"
 
-#if !defined(OPENSSL_VERSION_MAJOR) || OPENSSL_VERSION_MAJOR < 3
+#if defined(OPENSSL_VERSION_NUMBER) && OPENSSL_VERSION_NUMBER < 0x30000000L
 #error "redlock needs the headers of OpenSSL 3 (libssl-dev)"
 #endif
 
@@ -68,7 +68,7 @@
 	X(ERR_get_error) X(ERR_clear_error) X(ERR_reason_error_string)
 
 static struct {
-#define OSSL_MEMBER(f) __typeof__(f) *f;
+#define OSSL_MEMBER(f) __typeof__(f) *f; // NOLINT(bugprone-macro-parentheses): a declarator
 	OSSL_FUNCS(OSSL_MEMBER)
 #undef OSSL_MEMBER
 } ossl;

@@ -142,11 +142,11 @@ env_clear(void)
 	for (int again = 1; again;) {
 		again = 0;
 		for (char **e = environ; *e != NULL; e++) {
-			size_t n = strcspn(*e, "=");
+			size_t len = strcspn(*e, "=");
 			if ((strncmp(*e, "REDLOCK_", 8) == 0 ||
 			    strncmp(*e, "REDISCLI_AUTH=", 14) == 0) &&
-			    n < sizeof(name)) {
-				snprintf(name, sizeof(name), "%.*s", (int)n, *e);
+			    len < sizeof(name)) {
+				snprintf(name, sizeof(name), "%.*s", (int)len, *e);
 				unsetenv(name);
 				again = 1;
 				break;
@@ -177,6 +177,7 @@ parse(struct config *c, char *err, size_t errlen, const char *const *env,
 	}
 	argv[argc++] = "redlock";
 	va_start(ap, env);
+	// NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above
 	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
 		argc++;
 	va_end(ap);
@@ -185,6 +186,8 @@ parse(struct config *c, char *err, size_t errlen, const char *const *env,
 }
 
 #define ENV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+/* The end of parse()'s argument words. */
+#define END ((char *)NULL)
 
 /* A usage error whose message contains want. */
 static void
@@ -203,28 +206,28 @@ config_env_tests(void)
 	char err[512];
 	int rc;
 
-	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=10m"), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=10m"), "n", "true", END);
 	ok(rc == CONFIG_OK && c.ttl == 600000, "REDLOCK_TTL sets --ttl", "10m");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=garbage"), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=garbage"), "n", "true", END);
 	usage_says(rc, err, "REDLOCK_TTL", "REDLOCK_TTL=garbage");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=garbage"), "-t", "5s",
-	    "n", "true", NULL);
+	    "n", "true", END);
 	ok(rc == CONFIG_OK && c.ttl == 5000, "the command line wins", "-t 5s");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL="), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL="), "n", "true", END);
 	ok(rc == CONFIG_OK && c.ttl == 30000, "an empty variable is unset",
 	    "REDLOCK_TTL=");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_WAIT=5s"), "-n", "n",
-	    "true", NULL);
+	    "true", END);
 	ok(rc == CONFIG_OK && c.wait == 0, "-n wins over REDLOCK_WAIT", "-n");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_WAIT=5s",
 	    "REDLOCK_TIMEOUT=bad", "REDLOCK_COMMAND=x", "REDLOCK_KEY=k",
 	    "REDLOCK_CERT=c", "REDLOCK_NAME=x", "REDLOCK_JSON=maybe"),
-	    "n", "true", NULL);
+	    "n", "true", END);
 	ok(rc == CONFIG_OK && c.wait == 5000 && c.shell == NULL &&
 	    c.tls_opts.cert == NULL, "only the options' variables count",
 	    "REDLOCK_WAIT");
@@ -232,25 +235,25 @@ config_env_tests(void)
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_ON_LOST=kill",
 	    "REDLOCK_CONFLICT_EXIT_CODE=7", "REDLOCK_KILL_AFTER=1s",
 	    "REDLOCK_MIN_HOLD=2s", "REDLOCK_MAX_TIME=1h", "REDLOCK_PREFIX="),
-	    "n", "true", NULL);
+	    "n", "true", END);
 	ok(rc == CONFIG_OK && c.on_lost == ON_LOST_KILL && c.conflict_exit == 7 &&
 	    c.kill_after == 1000 && c.min_hold == 2000 &&
 	    c.max_time == 3600000 && strcmp(c.prefix, "") == 0,
 	    "every option with a value has its variable", "REDLOCK_ON_LOST...");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_ON_LOST=explode"), "n",
-	    "true", NULL);
+	    "true", END);
 	usage_says(rc, err, "REDLOCK_ON_LOST", "REDLOCK_ON_LOST=explode");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_KILL_AFTER=1h"), "n",
-	    "true", NULL);
+	    "true", END);
 	usage_says(rc, err, "REDLOCK_KILL_AFTER 1h", "REDLOCK_KILL_AFTER=1h");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=1",
 	    "REDLOCK_URL=redis://a,unix:///s,rediss://b:1",
 	    "REDLOCK_TLS_CERT=/c", "REDLOCK_TLS_KEY=/k", "REDLOCK_CACERT=/ca",
 	    "REDLOCK_CACERTDIR=/d", "REDLOCK_SNI=x.example"),
-	    "acquire", "n", NULL);
+	    "acquire", "n", END);
 	ok(rc == CONFIG_OK && c.nurls == 3 && c.urls[0].tls && !c.urls[1].tls &&
 	    c.urls[2].tls && c.tls_opts.used &&
 	    strcmp(c.tls_opts.cert, "/c") == 0 && strcmp(c.tls_opts.key, "/k") == 0 &&
@@ -259,10 +262,10 @@ config_env_tests(void)
 	    strcmp(c.tls_opts.sni, "x.example") == 0,
 	    "REDLOCK_TLS and the TLS variables", "REDLOCK_TLS=1");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=maybe"), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=maybe"), "n", "true", END);
 	usage_says(rc, err, "REDLOCK_TLS", "REDLOCK_TLS=maybe");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=0"), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=0"), "n", "true", END);
 	ok(rc == CONFIG_OK && !c.tls_opts.used, "REDLOCK_TLS=0 is off", "0");
 	config_free(&c);
 }
@@ -274,36 +277,36 @@ config_tls_tests(void)
 	char err[512];
 	int rc;
 
-	rc = parse(&c, err, sizeof(err), NULL, "-u", "redis://h", "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), NULL, "-u", "redis://h", "n", "true", END);
 	ok(rc == CONFIG_OK && !c.tls_opts.used, "plain URLs need no TLS", "redis://h");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), NULL, "--tls", "--insecure", "-u",
-	    "unix:///s", "-u", "redis://h", "n", "true", NULL);
+	    "unix:///s", "-u", "redis://h", "n", "true", END);
 	ok(rc == CONFIG_OK && c.urls[1].tls && !c.urls[0].tls &&
 	    c.tls_opts.used && c.tls_opts.insecure, "--tls: unix:// stays plain",
 	    "--tls");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), NULL, "--cert", "/c.pem", "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), NULL, "--cert", "/c.pem", "n", "true", END);
 	usage_says(rc, err, "/c.pem", "--cert without --key");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS_KEY=/k.pem"), "n", "true",
-	    NULL);
+	    END);
 	usage_says(rc, err, "/k.pem", "--key without --cert");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), NULL, "--sni", "bad name", "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), NULL, "--sni", "bad name", "n", "true", END);
 	usage_says(rc, err, "--sni", "--sni 'bad name'");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), NULL, "--cacert", "", "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), NULL, "--cacert", "", "n", "true", END);
 	usage_says(rc, err, "--cacert", "--cacert ''");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), NULL, "-u", "redis://h:6379", "-u",
-	    "rediss://:pw@H", "n", "true", NULL);
+	    "rediss://:pw@H", "n", "true", END);
 	usage_says(rc, err, "given twice", "the same server twice");
 	ok(strstr(err, "pw") == NULL, "the duplicate is shown without password",
 	    err);
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_URL=unix:///s?db=1, unix:///s?db=2"),
-	    "n", "true", NULL);
+	    "n", "true", END);
 	ok(rc == CONFIG_OK && c.nurls == 2, "two databases are two servers",
 	    "unix:///s?db=1,2");
 	config_free(&c);
@@ -332,30 +335,30 @@ config_password_tests(void)
 	int rc;
 
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_PASSWORD=env",
-	    "REDISCLI_AUTH=cli"), "--password-file", pw, "n", "true", NULL);
+	    "REDISCLI_AUTH=cli"), "--password-file", pw, "n", "true", END);
 	ok(rc == CONFIG_OK && c.password && strcmp(c.password, "s3cret") == 0,
 	    "--password-file: the first line without its end, before "
 	    "$REDLOCK_PASSWORD", pw);
 	config_free(&c);
 	snprintf(var, sizeof(var), "REDLOCK_PASSWORD_FILE=%s", pw);
-	rc = parse(&c, err, sizeof(err), ENV(var), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV(var), "n", "true", END);
 	ok(rc == CONFIG_OK && c.password && strcmp(c.password, "s3cret") == 0,
 	    "$REDLOCK_PASSWORD_FILE", pw);
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV(var), "--password-file", empty,
-	    "n", "true", NULL);
+	    "n", "true", END);
 	usage_says(rc, err, empty, "--password-file wins, and its empty line");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), NULL, "--password-file", "/nonexistent/pw",
-	    "n", "true", NULL);
+	    "n", "true", END);
 	usage_says(rc, err, "/nonexistent/pw", "a missing password file");
 	config_free(&c);
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_PASSWORD=env",
-	    "REDISCLI_AUTH=cli"), "n", "true", NULL);
+	    "REDISCLI_AUTH=cli"), "n", "true", END);
 	ok(rc == CONFIG_OK && strcmp(c.password, "env") == 0,
 	    "$REDLOCK_PASSWORD before $REDISCLI_AUTH", "env");
 	config_free(&c);
-	rc = parse(&c, err, sizeof(err), ENV("REDISCLI_AUTH=cli"), "n", "true", NULL);
+	rc = parse(&c, err, sizeof(err), ENV("REDISCLI_AUTH=cli"), "n", "true", END);
 	ok(rc == CONFIG_OK && strcmp(c.password, "cli") == 0,
 	    "$REDISCLI_AUTH last", "cli");
 	config_free(&c);
