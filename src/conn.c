@@ -7,12 +7,11 @@
  * the bytes of a command, and the context's reader (redisReaderFeed(),
  * redisGetReplyFromReader()) parses replies.  The bytes themselves go
  * through the I/O seam below, io_send() and io_recv(): the socket for a
- * plain connection, OpenSSL (tls.c) for a TLS one; nothing else here
- * differs between the two, and hiredis's own (blocking or socket) I/O
- * calls are never used.  Sockets are non-blocking: output is queued
- * and written when poll says the socket is ready.  A connection that
- * fails or times out is closed; the next conn_exec() on it reconnects
- * and sends AUTH and SELECT again.
+ * plain connection, OpenSSL (tls.c) for a TLS one; nothing else differs,
+ * and hiredis's own I/O calls are never used.  Sockets are non-blocking:
+ * output is queued and written when poll says the socket is ready.  A
+ * connection that fails or times out is closed; the next conn_exec() on
+ * it reconnects and sends AUTH and SELECT again.
  *
  * A connection belongs to one thread: the renewal thread has its own.
  */
@@ -21,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +46,10 @@ conn_close(struct conn *c)
 	c->tls = NULL;
 	if (c->ctx != NULL)
 		redisFree(c->ctx);
-	c->ctx = NULL;
-	c->discard = 0;
+	if (c->out != NULL)	/* it may hold AUTH and its password */
+		explicit_bzero(c->out, c->outcap);
 	free(c->out);
-	c->out = NULL;
-	c->outpos = c->outlen = c->outcap = 0;
-	c->handshake = c->connecting = 0;
-	c->hwant = c->rwant = 0;
+	memset(&c->ctx, 0, sizeof(*c) - offsetof(struct conn, ctx));
 }
 
 /* Free the replies of n requests and mark them empty. */
@@ -67,7 +64,11 @@ conn_req_clear(struct conn_req *r, int n)
 	}
 }
 
-/* Queue one command on c's output.  Returns 0, or -1 out of memory. */
+/*
+ * Queue one command on c's output.  Returns 0, or -1 out of memory.
+ * Every copy of a command is wiped before it is freed, since AUTH's
+ * holds a password (hence no realloc(), which would leave one behind).
+ */
 static int
 conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 {
@@ -78,16 +79,23 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 		return -1;
 	if (c->outlen + (size_t)n > c->outcap) {
 		size_t cap = (c->outlen + (size_t)n) * 2;
-		char *o = realloc(c->out, cap);
+		char *o = malloc(cap);
 		if (o == NULL) {
+			explicit_bzero(cmd, (size_t)n);
 			redisFreeCommand(cmd);
 			return -1;
+		}
+		if (c->out != NULL) {
+			memcpy(o, c->out, c->outlen);
+			explicit_bzero(c->out, c->outcap);
+			free(c->out);
 		}
 		c->out = o;
 		c->outcap = cap;
 	}
 	memcpy(c->out + c->outlen, cmd, (size_t)n);
 	c->outlen += (size_t)n;
+	explicit_bzero(cmd, (size_t)n);
 	redisFreeCommand(cmd);
 	c->wwant = POLLOUT;	/* nothing blocks the new output yet */
 	return 0;
@@ -194,6 +202,8 @@ io_send(struct conn *c, char *why, size_t whylen)
 		}
 		c->outpos += n;
 	}
+	/* Sent: no copy of a password stays behind. */
+	explicit_bzero(c->out, c->outlen);
 	c->outpos = c->outlen = 0;
 	return 1;
 }
@@ -280,45 +290,43 @@ slot_fail(struct conn *c, struct conn_req *r, struct slot *s,
 }
 
 /*
- * Has an error reply e refused us for want of authentication?  Then say
- * so in why.  Redis answers NOAUTH, except that it refuses a command of
- * more than 10 arguments (or one longer than 16 KiB, such as EVAL and
- * its script) from a client that has not authenticated with a protocol
- * error, before looking at the command (networking.c,
- * processMultibulkBuffer()).
+ * Does the error reply e end the slot?  Then say why.  AUTH's error
+ * (the first preamble reply, with a password) is "authentication
+ * failed", SELECT's is itself, and any reply that says we have not
+ * authenticated is "authentication required": Redis answers NOAUTH,
+ * except that it refuses a command of more than 10 arguments, or one
+ * longer than 16 KiB such as EVAL and its script, from a client that has
+ * not authenticated with a protocol error, before looking at the command
+ * (networking.c, processMultibulkBuffer()).
  */
 static int
-auth_refused(const struct conn *c, const char *e, char *why, size_t len)
-{
-	if (strncmp(e, "NOAUTH", 6) != 0 &&
-	    strstr(e, "Protocol error: unauthenticated") == NULL)
-		return 0;
-	snprintf(why, len, "authentication required%s", c->password == NULL ?
-	    " (no password given: see --password-file)" : "");
-	return 1;
-}
-
-/* Why AUTH (e its error reply) failed, without Redis's error code. */
-static void
-auth_failed(const char *e, char *why, size_t len)
+reply_fatal(const struct conn *c, const struct slot *s, const char *e,
+    char *why, size_t len)
 {
 	const char *text = e + strcspn(e, " ");
 
-	snprintf(why, len, "authentication failed: %s",
-	    *text ? text + 1 : e);
+	if (s->skip > 0 && s->auth)
+		snprintf(why, len, "authentication failed: %s", *text ? text + 1 : e);
+	else if (strncmp(e, "NOAUTH", 6) == 0 ||
+	    strstr(e, "Protocol error: unauthenticated") != NULL)
+		snprintf(why, len, "authentication required%s", c->password ?
+		    "" : " (no password given: see --password-file)");
+	else if (s->skip > 0)
+		snprintf(why, len, "%s", e);
+	else
+		return 0;
+	return 1;
 }
 
 /*
  * Take one reply: a dropped one, the preamble's (AUTH, SELECT) or the
- * caller's.  An error from the preamble, or one that says we are not
- * authenticated, fails the slot.  Returns 0, or -1 after failing it.
+ * caller's.  Returns 0, or -1 after failing the slot (reply_fatal()).
  */
 static int
 slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
     redisReply *p)
 {
 	char why[320];
-	int error = p->type == REDIS_REPLY_ERROR, fatal = 1;
 
 	s->fresh = 0;
 	if (c->discard > 0) {
@@ -326,15 +334,8 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		freeReplyObject(p);
 		return 0;
 	}
-	if (error && s->skip > 0 && s->auth)
-		auth_failed(p->str, why, sizeof(why));
-	else if (error && auth_refused(c, p->str, why, sizeof(why)))
-		;
-	else if (error && s->skip > 0)		/* SELECT's */
-		snprintf(why, sizeof(why), "%s", p->str);
-	else
-		fatal = 0;
-	if (fatal) {
+	if (p->type == REDIS_REPLY_ERROR &&
+	    reply_fatal(c, s, p->str, why, sizeof(why))) {
 		freeReplyObject(p);
 		slot_fail(c, r, s, why);
 		return -1;

@@ -14,6 +14,8 @@ struct tls;
 struct conn {
 	const struct url *url;
 	const char *password;	/* the URL's or the configuration's; not owned */
+	char name[128];		/* for messages; never holds a password */
+	/* From here on, the state of one connection, zero when closed. */
 	redisContext *ctx;	/* NULL while disconnected: the socket, and
 				 * the reply parser (ctx->reader) */
 	struct tls *tls;	/* TLS on ctx's socket, or NULL (plain) */
@@ -25,7 +27,6 @@ struct conn {
 	char *out;		/* commands formatted but not yet written */
 	size_t outpos, outlen, outcap;
 	int discard;		/* replies still due to requests we gave up on */
-	char name[128];		/* for messages; never holds a password */
 };
 
 /* One command for one connection, and what became of it. */
