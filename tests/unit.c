@@ -369,6 +369,39 @@ config_password_tests(void)
 	env_clear();
 }
 
+/* TLS, query parameters, IPv6 zones, the same server twice. */
+static void
+url_more_tests(void)
+{
+	url_bad("rediss://host:0");
+	url_bad("redis://[zz::1]");
+	url_bad("redis://[fe80::1%lo]");
+	url_bad("redis://[fe80::1%25]");
+	url_bad("redis://[fe80::1%25a/b]");
+	url_bad_why("redis://h:1/1?x=y", "unknown query parameter 'x'");
+	url_bad_why("unix:///s?db=1&db=2", "'db' given twice");
+	url_bad_why("unix:///s?db", "'db' needs a value");
+	url_bad_why("unix:///s?foo=1", "unknown query parameter 'foo'");
+	url_bad_why("redis://h?db=1", "'db' does not apply");
+	url_bad_why("redis://h/1#x", "'#'");
+	url_tls("rediss://h", 1, "h");
+	url_tls("REDISS://h:1/2", 1, "h");
+	url_tls("redis://h", 0, "h");
+	url_tls("unix:///s", 0, NULL);
+	url_tls("redis://[fe80::1%25lo]:1", 0, "fe80::1%lo");
+	url_tls("rediss://[fe80::1%25eth0.2]", 1, "fe80::1%eth0.2");
+	same_server("redis://h:6379", "rediss://u:p@H", 1);
+	same_server("redis://h/1", "redis://h/2", 0);
+	same_server("redis://h:1", "redis://h:2", 0);
+	same_server("redis://[::1]", "redis://[0:0::1]", 1);
+	same_server("redis://127.0.0.1", "redis://localhost", 0);
+	same_server("unix:///s", "unix:///s?db=0", 1);
+	same_server("unix:///s", "redis://s", 0);
+	ok(url_host_is_ip("127.0.0.1") && url_host_is_ip("::1") &&
+	    url_host_is_ip("fe80::1%lo") && !url_host_is_ip("localhost") &&
+	    !url_host_is_ip("1.2.3"), "url_host_is_ip", "addresses and names");
+}
+
 int
 main(void)
 {
@@ -424,33 +457,6 @@ main(void)
 	url_bad("");
 	url_bad("127.0.0.1:6379");
 	url_bad("http://host");
-	url_bad("rediss://host:0");
-	url_bad("redis://[zz::1]");
-	url_bad("redis://[fe80::1%lo]");
-	url_bad("redis://[fe80::1%25]");
-	url_bad("redis://[fe80::1%25a/b]");
-	url_bad_why("redis://h:1/1?x=y", "unknown query parameter 'x'");
-	url_bad_why("unix:///s?db=1&db=2", "'db' given twice");
-	url_bad_why("unix:///s?db", "'db' needs a value");
-	url_bad_why("unix:///s?foo=1", "unknown query parameter 'foo'");
-	url_bad_why("redis://h?db=1", "'db' does not apply");
-	url_bad_why("redis://h/1#x", "'#'");
-	url_tls("rediss://h", 1, "h");
-	url_tls("REDISS://h:1/2", 1, "h");
-	url_tls("redis://h", 0, "h");
-	url_tls("unix:///s", 0, NULL);
-	url_tls("redis://[fe80::1%25lo]:1", 0, "fe80::1%lo");
-	url_tls("rediss://[fe80::1%25eth0.2]", 1, "fe80::1%eth0.2");
-	same_server("redis://h:6379", "rediss://u:p@H", 1);
-	same_server("redis://h/1", "redis://h/2", 0);
-	same_server("redis://h:1", "redis://h:2", 0);
-	same_server("redis://[::1]", "redis://[0:0::1]", 1);
-	same_server("redis://127.0.0.1", "redis://localhost", 0);
-	same_server("unix:///s", "unix:///s?db=0", 1);
-	same_server("unix:///s", "redis://s", 0);
-	ok(url_host_is_ip("127.0.0.1") && url_host_is_ip("::1") &&
-	    url_host_is_ip("fe80::1%lo") && !url_host_is_ip("localhost") &&
-	    !url_host_is_ip("1.2.3"), "url_host_is_ip", "addresses and names");
 	url_bad("redis://");
 	url_bad("redis://host:");
 	url_bad("redis://host:0");
@@ -477,6 +483,7 @@ main(void)
 	redacts("redis://:se?cret@h:1", "redis://***@h:1");
 	redacts("redis://:secret#@h", "redis://***@h");
 
+	url_more_tests();
 	config_env_tests();
 	config_tls_tests();
 	config_password_tests();
