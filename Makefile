@@ -7,13 +7,16 @@ BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share
 PKGS      = hiredis uuid
-DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev redis-server \
-	redis-tools bats bats-support bats-assert python3-redis
+# OpenSSL's headers only: src/tls.c loads libssl with dlopen() when a TLS
+# URL is used, so that plain runs do not pay for it (see src/tls.c).
+TLS_PKG   = openssl
+DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
+	redis-server redis-tools openssl bats bats-support bats-assert python3-redis
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $(WERROR) \
-	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
 # hiredis and libuuid are linked statically when their archives are
 # installed (Debian's -dev packages ship them): the dynamic loader then
 # maps two libraries fewer, about a tenth of a short run's cost
@@ -28,13 +31,16 @@ else
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
-SRCS = src/main.c src/config.c src/url.c src/conn.c src/proto.c src/quorum.c \
-	src/proto_shared.c src/cluster.c src/topology.c src/sentinel.c src/failover.c \
-	src/lock.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c \
-	src/sig.c src/tree.c src/child.c src/guard.c src/supervise.c src/run.c \
-	src/verbs.c src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
+SRCS = src/main.c src/config.c src/config_env.c src/url.c src/conn.c src/tls.c \
+	src/proto.c src/quorum.c src/proto_shared.c src/cluster.c src/topology.c \
+	src/sentinel.c src/failover.c src/lock.c src/wait.c src/inspect.c \
+	src/holder.c src/renew.c src/lease.c src/sig.c src/tree.c src/child.c \
+	src/guard.c src/supervise.c src/run.c src/verbs.c src/status.c src/stop.c \
+	src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)
-UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/log.o
+# The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
+UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_env.o \
+	src/log.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.
@@ -46,9 +52,10 @@ redlock: $(OBJS)
 
 $(OBJS): src/*.h
 
-# Find hiredis and libuuid; as root on Debian, install what is missing.
+# Find hiredis, libuuid and OpenSSL's headers; as root on Debian,
+# install what is missing.
 deps:
-	@pkg-config --exists $(PKGS) && exit 0; \
+	@pkg-config --exists $(PKGS) $(TLS_PKG) && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
@@ -57,10 +64,11 @@ deps:
 		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
 	fi
 
-# The test tools (bats, redis-server, python3-redis), installed likewise.
+# The test tools (bats, redis-server, python3-redis, openssl), installed
+# likewise.
 test-deps: deps
 	@missing=; \
-	for c in bats redis-server redis-cli; do \
+	for c in bats redis-server redis-cli openssl; do \
 		command -v $$c >/dev/null || missing=1; done; \
 	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
 	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
@@ -74,7 +82,7 @@ test-deps: deps
 	fi
 
 tests/unit: tests/unit.c $(UNIT_OBJS)
-	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS) $(LDLIBS)
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
 
 check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit

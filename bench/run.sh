@@ -19,6 +19,9 @@
 #      concurrency seen, which must be 4 (bench/semaphore.sh)
 #   I  as A on a Redis Cluster, through the node that serves NAME and
 #      through another (one redirection): bench/cluster.sh
+#   T  TLS: as A over rediss://, redlock against redis-cli --tls doing
+#      one SET NX PX and one EVAL release (bench/tools/rcli-lock --tls),
+#      with flock again beside them
 #
 # Every figure is shown as a ratio to flock's from the same run (F: to
 # 1-server redlock), against the targets of the benchmark issue, and the
@@ -31,12 +34,15 @@
 # its temporary directories are removed.
 #
 # Environment:
-#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGI)
+#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGIT)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
 #                        names: redlock flock etcd rcli py)
 #   BENCH_WAITERS=1000   waiters queued in E
 #   BENCH_QUICK=1        fewer runs everywhere (a smoke test, noisy)
 #   BENCH_KEEP=1         keep the temporary directory (raw samples)
+#   BENCH_BASELINE=PATH  also measure this other redlock binary in A and D,
+#                        side by side ("redlock (baseline)"), to compare
+#                        two builds in one run
 set -u -o pipefail
 
 # The tools measured run in the caller's environment, locale included
@@ -50,7 +56,8 @@ ROOT=$(dirname "$BENCH")
 REDLOCK=$ROOT/redlock
 RESULTS=$BENCH/results.md
 
-ONLY=${BENCH_ONLY:-ABCDEFGI}
+ONLY=${BENCH_ONLY:-ABCDEFGIT}
+BASELINE=${BENCH_BASELINE:-}
 WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
 
@@ -288,14 +295,23 @@ start_etcd() {
 # ---------------------------------------------------------------------------
 # The tools: CMD=(the words that run a command under lock NAME)
 
-declare -A LABEL=([redlock]=redlock [flock]="flock(1)" [etcd]="etcdctl lock"
+declare -A LABEL=([redlock]=redlock [base]="redlock (baseline)"
+	[flock]="flock(1)" [etcd]="etcdctl lock"
 	[rcli]="redis-cli loop" [py]="redis-py Lock")
 
 tool_cmd() {
 	case $1 in
 	redlock | redlock1) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" "$2") ;;
 	redlock5) CMD=("$REDLOCK" "${QUORUM_URLS[@]}" "$2") ;;
-	flock) CMD=(flock "$TMP/$2.lock") ;;
+	base) CMD=("$BASELINE" -u "redis://127.0.0.1:$RPORT" "$2") ;;
+	redlock-tls) CMD=("$REDLOCK" -u "rediss://localhost:$TPORT" --cacert "$TMP/tls/ca.crt" "$2") ;;
+	rcli-tls) CMD=("$BENCH/tools/rcli-lock" --tls "$TMP/tls/ca.crt" "$TPORT" "$2") ;;
+	flock | tflock) CMD=(flock "$TMP/$2.lock") ;;
+	tplain) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" "$2") ;;
+	dead-plain) CMD=("$REDLOCK" -u "redis://127.0.0.1:$DEADPORT" "$2") ;;
+	dead-tls-insecure) CMD=("$REDLOCK" -u "rediss://localhost:$DEADPORT" --insecure "$2") ;;
+	dead-tls-ca) CMD=("$REDLOCK" -u "rediss://localhost:$DEADPORT" --cacert "$TMP/tls/ca.crt" "$2") ;;
+	dead-tls-system | dead-tls-bundle) CMD=("$REDLOCK" -u "rediss://localhost:$DEADPORT" "$2") ;;
 	etcd) CMD=(etcdctl --endpoints="http://127.0.0.1:$EPORT" lock "$2" --) ;;
 	rcli) CMD=("$BENCH/tools/rcli-lock" "$RPORT" "$2") ;;
 	py) CMD=("$BENCH/tools/pylock" "$RPORT" "$2") ;;
@@ -360,14 +376,23 @@ declare -A VAL SPREAD NOTE BAD
 
 hf_rounds() {	# key... (keys name tools for tool_line, with a lock name)
 	local round key max warm
+	local -a env ign
 	for ((round = 1; round <= A_ROUNDS; round++)); do
 		for key in "$@"; do
 			tool_line "$key" "bench-${key}-a" true
 			max=$A_MAX warm=$A_WARM
 			# The slow comparators: let hyperfine's own 3 s budget bound
 			# them (min 10 runs), and warm up less.
-			case $key in etcd | rcli | py) warm=2 ;; esac
-			if ! hyperfine -N --style none --warmup "$warm" --min-runs 10 \
+			case $key in etcd | rcli | rcli-tls | py) warm=2 ;; esac
+			# T's probes fail on purpose (no server), some with the
+			# system's trust store named otherwise.
+			env=(env) ign=()
+			case $key in dead-*) ign=(-i) ;; esac
+			case $key in
+			dead-tls-system) env+=(-u SSL_CERT_FILE) ;;
+			dead-tls-bundle) env+=("SSL_CERT_FILE=$BUNDLE") ;;
+			esac
+			if ! "${env[@]}" hyperfine -N "${ign[@]}" --style none --warmup "$warm" --min-runs 10 \
 			    --max-runs "$max" --export-json "$TMP/hf-$key-$round.json" \
 			    -n "$key" "$LINE" >"$TMP/hf-$key-$round.out" 2>&1; then
 				log "A: $key failed: $(tail -n 3 "$TMP/hf-$key-$round.out")"
@@ -437,6 +462,7 @@ bench_b() {
 		for t in "${TOOLS[@]}"; do
 			iters=$B_ITERS
 			case $t in
+			base) continue ;;	# A and D only
 			etcd | rcli | py) [ "$round" -eq 1 ] || continue; iters=$B_ITERS_SLOW ;;
 			esac
 			[ -z "${BAD[B,$t]:-}" ] || continue
@@ -501,11 +527,12 @@ bench_c() {
 	log "C: $C_N hand-overs for each of ${TOOLS[*]}, in turn"
 	for ((i = 0; i < C_N; i++)); do
 		for t in "${TOOLS[@]}"; do
-			[ -z "${failed[$t]:-}" ] || continue
+			[[ -z ${failed[$t]:-} && $t != base ]] || continue
 			bench_c_once "$t" || failed[$t]=1
 		done
 	done
 	for t in "${TOOLS[@]}"; do
+		[ "$t" != base ] || continue
 		if [ -n "${failed[$t]:-}" ]; then
 			NOTE[C,$t]="failed"
 			continue
@@ -657,6 +684,127 @@ bench_f() {
 }
 
 # ---------------------------------------------------------------------------
+# T: TLS.  A redis-server with a TLS port and a certificate for localhost
+# made here by a CA of our own; redlock over rediss:// with --cacert, and
+# redis-cli --tls doing the same lock (SET NX PX, the command, an EVAL
+# release: two handshakes, as a script would), flock beside them.
+
+tls_certs() {
+	local d=$TMP/tls
+	mkdir -p "$d"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$d/ca.key" -out "$d/ca.crt" -days 1 -subj /CN=bench-ca \
+	    2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=localhost 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost\n' >"$d/srv.ext" &&
+	openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+	    -CAcreateserial -days 1 -extfile "$d/srv.ext" -out "$d/srv.crt" 2>/dev/null
+}
+
+bench_t() {
+	local t
+	log "T: TLS, redlock and redis-cli --tls, with flock"
+	command -v openssl >/dev/null || { log "T: no openssl"; return 1; }
+	tls_certs || { log "T: cannot make certificates"; return 1; }
+	TPORT=$(pick_port) || return 1
+	start_redis --tls-port "$TPORT" --tls-cert-file "$TMP/tls/srv.crt" \
+	    --tls-key-file "$TMP/tls/srv.key" --tls-ca-cert-file "$TMP/tls/ca.crt" \
+	    --tls-auth-clients no
+	for t in tflock redlock-tls rcli-tls; do
+		rm -f "$TMP/a-$t.ms"
+	done
+	hf_rounds tflock redlock-tls rcli-tls
+	[ -s "$TMP/a-tflock.ms" ] && [ -s "$TMP/a-redlock-tls.ms" ] || return 1
+	bench_t_parts
+	for t in flock:tflock redlock:redlock-tls rcli:rcli-tls; do
+		[ -s "$TMP/a-${t#*:}.ms" ] || continue
+		read -r med p25 p75 n < <(stats "$TMP/a-${t#*:}.ms")
+		VAL[T,${t%%:*}]=$med
+		SPREAD[T,${t%%:*}]="$(ms "$med") ±$(ms "$(awk -v a="$p25" -v b="$p75" \
+		    'BEGIN { printf "%.6f", (b - a) / 2 }')") ms"
+		NOTE[T,${t%%:*}]=$n
+	done
+}
+
+# Where a TLS run's time goes, from runs that stop at a port where
+# nothing listens (connection refused): after loading OpenSSL and making
+# the context (--insecure: no CA), after reading one CA file (--cacert),
+# the system's hashed directory, the system's bundle file; the rest of
+# a full TLS run beyond a plain one is the handshake, the verification
+# and the encrypted I/O.  Medians, in TPARTS (ms).
+declare -A TPARTS
+bench_t_parts() {
+	local k med
+	local -a keys=(tplain redlock-tls dead-plain dead-tls-insecure dead-tls-ca dead-tls-system)
+	DEADPORT=$(pick_port) || return 1
+	BUNDLE=/etc/ssl/certs/ca-certificates.crt
+	[ -r "$BUNDLE" ] && keys+=(dead-tls-bundle)
+	for k in "${keys[@]}"; do
+		[ "$k" = redlock-tls ] || rm -f "$TMP/a-$k.ms"
+	done
+	hf_rounds tplain dead-plain dead-tls-insecure dead-tls-ca dead-tls-system \
+	    "${keys[@]:6}"
+	for k in "${keys[@]}"; do
+		[ -s "$TMP/a-$k.ms" ] || return 1
+		read -r med _ _ _ < <(stats "$TMP/a-$k.ms")
+		TPARTS[$k]=$med
+	done
+}
+
+# "a - b" of two TPARTS, in ms as shown.
+tpart() {
+	awk -v a="${TPARTS[$1]:-}" -v b="${TPARTS[$2]:-}" \
+	    'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%.2f ms", a - b }'
+}
+
+tls_notes() {
+	[ -n "${TPARTS[dead-tls-ca]:-}" ] || return 0
+	cat <<EOF
+
+## TLS: where the time goes
+
+A TLS run (\`redlock -u rediss://localhost:PORT --cacert CA NAME true\`,
+$(ms "${TPARTS[redlock-tls]}") ms) against a plain one (\`redis://\`, $(ms "${TPARTS[tplain]}") ms), medians of
+this run, from probes that stop at a port where nothing listens:
+
+| part | time |
+| --- | --- |
+| loading libssl and libcrypto (dlopen) and making the SSL_CTX | $(tpart dead-tls-insecure dead-plain) |
+| reading the CA file of \`--cacert\` | $(tpart dead-tls-ca dead-tls-insecure) |
+| handshake, verification (chain, name) and TLS I/O: the rest | $(awk -v f="${TPARTS[redlock-tls]}" -v p="${TPARTS[tplain]}" \
+	    -v c="${TPARTS[dead-tls-ca]}" -v d="${TPARTS[dead-plain]}" \
+	    'BEGIN { printf "%.2f ms", (f - p) - (c - d) }') |
+| without \`--cacert\`: the system's hashed CA directory instead | $(tpart dead-tls-system dead-tls-insecure) |
+| without \`--cacert\`, with \`SSL_CERT_FILE\` naming the bundle | $(tpart dead-tls-bundle dead-tls-insecure) |
+
+A closer look (strace -tt, perf, and a probe program timing each OpenSSL
+call, on the machine of this run, 2026-11-24) splits the first part
+into dlopen of the two libraries, about 0.8 ms (the dynamic loader
+relocating libcrypto's symbols, most of perf's samples in ld.so's
+do_lookup_x and _dl_relocate_object), and SSL_CTX_new, about 1.3 ms
+(OpenSSL 3 reads openssl.cnf and fetches every cipher, digest and
+signature algorithm from its default provider: perf's samples sit in
+libcrypto's hash tables, OPENSSL_LH_*, and in pthread rwlocks).  Both
+are paid once per process, and only by runs that use TLS: a plain run
+never loads OpenSSL (linking it in cost every plain run 0.7 ms and
+1.5 MiB, statically 0.24 ms and 1 MiB).  The handshake itself is one
+round trip more than a plain connection (TLS 1.3, X25519 and an ECDSA
+P-256 certificate).  Its arithmetic is small (\`openssl speed\`: an
+X25519 exchange 26 us, an ECDSA P-256 verification 57 us, two of them
+for the server's signature and its certificate); in strace's timeline
+the client spends about 0.8 ms between the server's flight and its own
+Finished, mostly decoding the certificate and building and checking the
+chain through OpenSSL 3's providers, and the server about 0.4 ms before
+it answers (its own key share and signature).  redis-cli
+pays the same twice, once for its SET and once for its EVAL, in a
+process that also links OpenSSL at start.  Loading the system's
+CA bundle (some 140 certificates, parsed whole) costs about 20 ms, which
+is why redlock reads the hashed directory instead when it can.
+EOF
+}
+
+# ---------------------------------------------------------------------------
 # The table
 
 cell() {	# bench tool -> "value (ratio×)" as text
@@ -664,13 +812,15 @@ cell() {	# bench tool -> "value (ratio×)" as text
 	if [ -z "$v" ]; then
 		case $b in
 		E) [[ $t == redlock || $t == flock ]] || { printf '—'; return; } ;;
+		B | C) [ "$t" != base ] || { printf '—'; return; } ;;
+		T) [[ $t == redlock || $t == flock || $t == rcli ]] || { printf '—'; return; } ;;
 		esac
 		printf '%s' "${NOTE[$b,$t]:-n/a}"
 		return
 	fi
 	r=$(ratio "$v" "$f")
 	case $b in
-	A) printf '%s' "${SPREAD[A,$t]}" ;;
+	A | T) printf '%s' "${SPREAD[$b,$t]}" ;;
 	B) printf '%s/s' "$(awk -v v="$v" 'BEGIN { printf "%.0f", v }')" ;;
 	C | E) printf '%s ms' "$(ms "$v")" ;;
 	D) printf '%s MiB' "$(awk -v v="$v" 'BEGIN { printf "%.1f", v / 1024 }')" ;;
@@ -732,6 +882,14 @@ table() {
 		done
 		printf ' %s | ≤ 1.3× 1 server | %s |\n' "$(fmt_ratio "$r")" "$(verdict "$r" le 1.3)"
 	fi
+	if [[ $ONLY == *T* ]]; then
+		r=$(ratio "${VAL[T,redlock]:-}" "${VAL[T,flock]:-}")
+		# shellcheck disable=SC2016 # Markdown code, not an expansion
+		printf '| T | TLS: %s over rediss://, median ±semi-IQR; redis-cli --tls: SET NX PX + EVAL release |' '`TOOL NAME true`'
+		for t in "${TOOLS[@]}"; do printf ' %s |' "$(cell T "$t")"; done
+		printf ' %s | ≤ redis-cli --tls | %s |\n' "$(fmt_ratio "$r")" \
+		    "$(verdict "$(ratio "${VAL[T,redlock]:-}" "${VAL[T,rcli]:-}")" le 1)"
+	fi
 	[ -n "${G_OUT:-}" ] && sed -n 1p <<<"$G_OUT"
 	return 0
 }
@@ -788,6 +946,26 @@ EOF
 - F: five redis-servers on this same machine; the 1-server figure is measured
   again beside the 5-server one, not taken from A.
 EOF
+	[[ $ONLY == *T* ]] && {
+		for t in flock redlock rcli; do
+			[ -n "${NOTE[T,$t]:-}" ] && printf -- '- T %s: %s runs over %s rounds\n' \
+			    "$([ "$t" = rcli ] && echo 'redis-cli --tls' || echo "${LABEL[$t]}")" \
+			    "${NOTE[T,$t]}" "$A_ROUNDS"
+		done
+		cat <<'EOF'
+- T: one more redis-server with a TLS port (TLS 1.3, an ECDSA P-256
+  certificate for localhost from a CA made for the run, no client
+  certificates); redlock verifies chain and name (--cacert); flock is
+  measured again beside the TLS tools.  Where a TLS run's extra time goes:
+  see "TLS: where the time goes" below.
+EOF
+	}
+	if [ -n "$BASELINE" ]; then
+		printf -- '- Baseline: %s (%s), in A and D only; redlock against it: A %s, D %s.\n' \
+		    "$BASELINE" "$("$BASELINE" --version 2>/dev/null)" \
+		    "$(fmt_ratio "$(ratio "${VAL[A,redlock]:-}" "${VAL[A,base]:-}")")" \
+		    "$(fmt_ratio "$(ratio "${VAL[D,redlock]:-}" "${VAL[D,base]:-}")")"
+	fi
 	[ -n "${G_OUT:-}" ] && sed -n '2,$p' <<<"$G_OUT"
 	[[ " ${TOOLS[*]} " == *" py "* || " ${TOOLS[*]} " == *" rcli "* ]] && cat <<'EOF'
 - redis-py Lock with its defaults polls a busy lock every 0.1 s; the redis-cli
@@ -845,6 +1023,10 @@ for t in "${want[@]}"; do
 	*) die "unknown tool '$t' in BENCH_TOOLS" ;;
 	esac
 done
+if [ -n "$BASELINE" ]; then
+	[ -x "$BASELINE" ] || die "BENCH_BASELINE: no executable $BASELINE"
+	TOOLS=("${TOOLS[0]}" base "${TOOLS[@]:1}")
+fi
 
 start_redis --maxclients 10000
 RPORT=$PORT
@@ -873,6 +1055,7 @@ if [[ $ONLY == *G* ]]; then
 	    log "G: failed"
 fi
 [[ $ONLY == *I* ]] && { "$BENCH/cluster.sh" >"$TMP/i.md" || log "I: failed"; }
+[[ $ONLY == *T* ]] && { bench_t || log "T: failed"; }
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 {
@@ -890,6 +1073,7 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 		cat "$BENCH/guard-cost.md"
 	fi
+	tls_notes
 } >"$TMP/results.md"
 if [[ $ONLY == *G* ]]; then
 	log "G: bench/fleet.sh"

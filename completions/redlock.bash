@@ -12,7 +12,8 @@ _redlock_takes_arg()
     local s c
     case $1 in
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
-        --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit)
+        --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit | \
+        --cacert | --cacertdir | --cert | --key | --sni | --password-file)
         return 0 ;;
     --*) return 1 ;;
     -?*)
@@ -83,8 +84,9 @@ _redlock()
     local verbs="run acquire release extend status list break stop"
     local opts="--url --ttl --nonblock --nb --wait --timeout
         --conflict-exit-code --command --prefix --shared --exclusive --limit
-        --on-lost --kill-after
-        --min-hold --max-time --env --json --fence --verbose --quiet --help --version
+        --on-lost --kill-after --min-hold --max-time --env --json --fence
+        --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
+        --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
 
     # Walk the words before the cursor: options, then the verb or NAME.
@@ -171,10 +173,17 @@ _redlock()
         -u | --url | -[!-]*u)
             # The defaults, and the URLs of $REDLOCK_URL split at commas.
             _redlock_add "$val" "${REDLOCK_URL//,/ } redis://127.0.0.1:6379
-                redis://localhost:6379 unix:///run/redis/redis-server.sock"
+                redis://localhost:6379 rediss://localhost:6379
+                unix:///run/redis/redis-server.sock"
             ;;
         -p | --prefix | -[!-]*p)
             _redlock_add "$val" "redlock:" ;;
+        --cacert | --cert | --key | --password-file)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -f -- "$val") ;;
+        --cacertdir)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -d -- "$val") ;;
         esac
         # A bare number completes to each unit for the duration options.
         if [[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]]; then

@@ -12,7 +12,8 @@ function __redlock_parse
     set -l tokens (commandline -opc)
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
-        --kill-after --min-hold --max-time --limit
+        --kill-after --min-hold --max-time --limit --cacert --cacertdir \
+        --cert --key --sni --password-file
     set -l mode
     set -l operands
     set -l skip 0
@@ -141,7 +142,7 @@ end
 function __redlock_urls
     string split , -- $REDLOCK_URL
     printf '%s\n' redis://127.0.0.1:6379 redis://localhost:6379 \
-        unix:///run/redis/redis-server.sock
+        rediss://localhost:6379 unix:///run/redis/redis-server.sock
 end
 
 # Complete the wrapped command as its own completion would.
@@ -178,6 +179,14 @@ complete -c redlock -n __redlock_opts_ok -l max-time -x -a '(__redlock_durations
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
 complete -c redlock -n __redlock_opts_ok -l json -d 'status, list: print JSON objects'
 complete -c redlock -n __redlock_opts_ok -l fence -d 'break: also remove the fencing counter'
+complete -c redlock -n __redlock_opts_ok -l tls -d 'TLS to the redis:// servers too'
+complete -c redlock -n __redlock_opts_ok -l cacert -r -F -d 'Trust the CA certificates in FILE'
+complete -c redlock -n __redlock_opts_ok -l cacertdir -x -a '(__fish_complete_directories)' -d 'Trust the CA certificates in DIR'
+complete -c redlock -n __redlock_opts_ok -l cert -r -F -d 'Client certificate (mutual TLS)'
+complete -c redlock -n __redlock_opts_ok -l key -r -F -d 'Private key of --cert'
+complete -c redlock -n __redlock_opts_ok -l sni -x -d 'Send and verify NAME instead of the host'
+complete -c redlock -n __redlock_opts_ok -l insecure -d "Do not verify the servers' certificates"
+complete -c redlock -n __redlock_opts_ok -l password-file -r -F -d 'Read the password from the first line of FILE'
 complete -c redlock -n __redlock_opts_ok -s v -l verbose -d 'More diagnostics'
 complete -c redlock -n __redlock_opts_ok -s q -l quiet -d 'No busy messages or warnings'
 complete -c redlock -n __redlock_opts_ok -s h -l help -d 'Print help and exit'

@@ -1,12 +1,13 @@
 /*
  * config_fuzzer.c - libFuzzer target for the whole command line parser,
- * config_parse() (src/config.c, with the URL and DURATION parsers it
- * calls).
+ * config_parse() (src/config.c and config_env.c, with the URL and
+ * DURATION parsers they call).
  *
  * Input: words separated by NUL bytes.  Leading words of the form
- * VAR=VALUE, VAR one of REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD,
- * REDISCLI_AUTH, set that environment variable (as env(1) would); the
- * other words are argv[1..] (argv[0] is "redlock").  So the corpus file
+ * VAR=VALUE, VAR REDISCLI_AUTH or REDLOCK_ followed by capitals, digits
+ * and '_' (the options' variables: REDLOCK_TTL, REDLOCK_TLS, ...), set
+ * that environment variable (as env(1) would); the other words are
+ * argv[1..] (argv[0] is "redlock").  So the corpus file
  *     REDLOCK_URL=redis://h:1\0acquire\0-t\0005s\0name
  * is `REDLOCK_URL=redis://h:1 redlock acquire -t 5s name`.
  *
@@ -15,11 +16,14 @@
  * one of the four results; a usage error has a one-line reason that
  * fits err and never shows the password from the environment; a
  * successful parse is complete and within the documented ranges (NAME
- * 1..4096 bytes, TTL >= 10ms, -E 0..255, durations <= 100 days, a
+ * 1..4096 bytes, TTL >= 100ms, -E 0..255, durations <= 100 days, a
  * COMMAND or -c STRING for the run form, a TOKEN for release and
- * extend, --kill-after fitting the TTL); and parsing the same argv
- * twice gives the same answer (getopt's hidden state is reset).
- * A violated check calls abort(), which libFuzzer reports as a crash.
+ * extend, --kill-after fitting the TTL, --cert with --key, no server
+ * twice, TLS only on TCP URLs and "used" exactly when one is TLS); and
+ * parsing the same argv twice gives the same answer (getopt's hidden
+ * state is reset).  A violated check calls abort(), which libFuzzer
+ * reports as a crash.  Inputs naming /dev, /proc or /sys are skipped:
+ * --password-file reads the file it is given.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -32,11 +36,12 @@
 #include "lease.h"
 
 #define MAX_WORDS 128
+#define MAX_VARS 32
 #define CANARY "Fz-Canary-Secret-91c7"
 
-static const char *const env_vars[] = {
-	"REDLOCK_URL", "REDLOCK_PREFIX", "REDLOCK_PASSWORD", "REDISCLI_AUTH"
-};
+/* The variables set for the current input, unset before the next. */
+static char set_vars[MAX_VARS][64];
+static int nset_vars;
 
 static char **words_for_message;
 static int nwords_for_message;
@@ -58,14 +63,25 @@ broken(const char *what)
 static int
 env_word(char *word)
 {
-	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
-		size_t n = strlen(env_vars[i]);
-		if (strncmp(word, env_vars[i], n) == 0 && word[n] == '=') {
-			setenv(env_vars[i], word + n + 1, 1);
-			return 1;
-		}
-	}
-	return 0;
+	size_t n = strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	if (word[n] != '=' || n >= sizeof(set_vars[0]) || nset_vars == MAX_VARS ||
+	    (strncmp(word, "REDLOCK_", 8) != 0 &&
+	    strncmp(word, "REDISCLI_AUTH=", 14) != 0))
+		return 0;
+	memcpy(set_vars[nset_vars], word, n);
+	set_vars[nset_vars][n] = '\0';
+	setenv(set_vars[nset_vars], word + n + 1, 1);
+	nset_vars++;
+	return 1;
+}
+
+static void
+env_reset(void)
+{
+	while (nset_vars > 0)
+		unsetenv(set_vars[--nset_vars]);
+	unsetenv("REDLOCK_PASSWORD");
 }
 
 /* A parsed URL names something to connect to: a socket path, a host
@@ -90,13 +106,32 @@ url_complete(const struct url *u)
 }
 
 static void
+check_urls(const struct config *c)
+{
+	int tls = 0;
+
+	check(c->nurls >= 1 && c->urls != NULL, "no URL");
+	for (int i = 0; i < c->nurls; i++) {
+		const struct url *u = &c->urls[i];
+
+		check(url_complete(u) && !(u->kind == URL_UNIX && u->tls),
+		    "bad URL");
+		tls |= u->tls;
+		for (int j = 0; j < i; j++)
+			check(!url_same_server(&c->urls[j], u), "a server twice");
+	}
+	check(c->tls_opts.used == tls, "TLS used but by no URL, or not used");
+	check((c->tls_opts.cert == NULL) == (c->tls_opts.key == NULL),
+	    "--cert without --key");
+}
+
+static void
 check_ok(const struct config *c)
 {
-	check(c->nurls >= 1 && c->urls != NULL, "no URL");
-	for (int i = 0; i < c->nurls; i++)
-		check(url_complete(&c->urls[i]), "bad URL");
+	check_urls(c);
 	check(c->prefix != NULL, "no prefix");
-	check(c->ttl >= 10 && c->ttl <= CLOCK_MAX_MS, "TTL out of range");
+	check(c->ttl >= LEASE_MIN_TTL && c->ttl <= CLOCK_MAX_MS,
+	    "TTL out of range");
 	check(c->wait >= -1 && c->wait <= CLOCK_MAX_MS, "wait out of range");
 	check(c->kill_after >= -1 && c->kill_after <= CLOCK_MAX_MS,
 	    "--kill-after out of range");
@@ -133,12 +168,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 16384)
 		return 0;
+	if (memmem(data, size, "/dev", 4) != NULL ||
+	    memmem(data, size, "/proc", 5) != NULL ||
+	    memmem(data, size, "/sys", 4) != NULL)
+		return 0;
 	if ((buf = malloc(size + 1)) == NULL)
 		return 0;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
-	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++)
-		unsetenv(env_vars[i]);
+	env_reset();
 	if (memmem(data, size, CANARY, strlen(CANARY)) != NULL)
 		canary = 0;
 
@@ -171,7 +209,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    "the usage message shows $REDLOCK_PASSWORD");
 	} else if (rc == CONFIG_OK) {
 		check_ok(&c);
-		if (canary)
+		if (canary && c.password_buf == NULL)
 			check(c.password != NULL &&
 			    strcmp(c.password, CANARY) == 0,
 			    "$REDLOCK_PASSWORD not taken");
@@ -187,6 +225,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    "a second parse gives another config");
 	config_free(&c2);
 	config_free(&c);
+	env_reset();
 	free(buf);
 	return 0;
 }

@@ -5,9 +5,10 @@
  * The input is one URL (bytes up to the first NUL; argv cannot hold a
  * NUL).  Besides what ASan/UBSan/LSan catch, it checks the contract:
  *   - url_parse() returns 0 with a usable struct url (TCP: host not
- *     empty, port 1..65535; unix: an absolute path; Sentinel: at least
- *     one sentinel, each with a host and a port, and a service name;
- *     db >= 0), or -1 with a reason;
+ *     empty, port 1..65535, TLS exactly for rediss://; unix: an absolute
+ *     path, never TLS; Sentinel: at least one sentinel, each with a host
+ *     and a port, and a service name; db >= 0) that names the same
+ *     server as itself, or -1 with a reason;
  *   - url_free() after either (LSan sees what is left over);
  *   - url_redact(), which is what an "invalid URL" message shows, hides
  *     everything between "://" and the last '@' (the user information,
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "url.h"
 
@@ -76,10 +78,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(rc == 0 || rc == -1, "url_parse returned neither 0 nor -1", s);
 	if (rc == 0) {
 		check(u.db >= 0, "negative db", s);
+		check(url_same_server(&u, &u), "a URL is not its own server", s);
 		if (u.kind == URL_TCP) {
 			check(u.host != NULL && u.host[0] != '\0', "no host", s);
 			check(u.port >= 1 && u.port <= 65535, "bad port", s);
 			check(u.path == NULL, "TCP URL with a path", s);
+			check(u.tls == (strncasecmp(s, "rediss://", 9) == 0),
+			    "TLS is not rediss://", s);
+			(void)url_host_is_ip(u.host);
 		} else if (u.kind == URL_SENTINEL) {
 			check(u.nsentinels >= 1, "no sentinel", s);
 			for (int i = 0; i < u.nsentinels; i++) {
@@ -94,7 +100,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "no service name", s);
 			check(u.host == NULL && u.path == NULL,
 			    "Sentinel URL with a host or path", s);
+			check(u.tls == (strncasecmp(s, "rediss+", 7) == 0),
+			    "TLS is not rediss+sentinel://", s);
 		} else {
+			check(!u.tls, "a TLS unix:// URL", s);
 			check(u.kind == URL_UNIX, "bad kind", s);
 			check(u.path != NULL && u.path[0] == '/',
 			    "unix URL without an absolute path", s);

@@ -1,32 +1,45 @@
 /*
  * config.c - parse argv and the environment into a struct config.
  * Everything is checked here, before any connection is made, so a usage
- * error sends nothing to Redis.  Returns errors; never exits.
+ * error sends nothing to Redis.  Returns errors; never exits.  (The TLS
+ * files are checked by tls_init(), which needs OpenSSL; this file does
+ * not, so that it can be unit-tested and fuzzed alone.)
+ *
+ * Every option that takes a value can also come from the environment as
+ * REDLOCK_ + its long name (config_env_options()): a new option gets its
+ * variable from longopts[] without further work.
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "config_env.h"
 #include "lease.h"
 #include "log.h"
 
 #define DEFAULT_URL "redis://127.0.0.1:6379"
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
+#define MAX_URLS 64
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
-	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_LIMIT
+	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
+	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
+	OPT_END
 };
 
 /* The largest --limit: a semaphore of more holders than this is no
  * limit at all, and every holder costs the server a little. */
 #define LIMIT_MAX 1000000
 
+/* The first entry of a code names it (in messages and in the
+ * environment); later ones are aliases. */
 static const struct option longopts[] = {
 	{ "url", required_argument, NULL, 'u' },
 	{ "ttl", required_argument, NULL, 't' },
@@ -47,11 +60,35 @@ static const struct option longopts[] = {
 	{ "shared", no_argument, NULL, 's' },
 	{ "exclusive", no_argument, NULL, 'x' },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
+	{ "cert", required_argument, NULL, OPT_CERT },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "sni", required_argument, NULL, OPT_SNI },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
+};
+
+/*
+ * The options whose variable is not REDLOCK_ + the long name in capitals
+ * with '-' as '_' (see config_env.c); NULL: none.  The options without a
+ * value have none unless listed here.  No option may take the name of a
+ * variable that describes the lock to the command (REDLOCK_NAME, _KEY,
+ * _TOKEN, _FENCE, _HELD).
+ */
+static const struct config_env_special env_special[] = {
+	{ 'u', NULL },		/* REDLOCK_URL is a list: config_env_urls() */
+	{ 'c', NULL },		/* the command is not a setting */
+	{ OPT_CERT, "REDLOCK_TLS_CERT" },	/* REDLOCK_KEY is the lock's */
+	{ OPT_KEY, "REDLOCK_TLS_KEY" },		/* key in the command's env */
+	{ OPT_TLS, "REDLOCK_TLS" },
+	{ 0, NULL }
 };
 
 static const char *const verbs[] = {
@@ -60,28 +97,39 @@ static const char *const verbs[] = {
 
 /* Parsing state that does not outlive config_parse(). */
 struct parse {
-	const char *urls[64];
+	const char *urls[MAX_URLS];
 	int nurls;
+	const char *password_file;
+	char password_who[64];		/* the option or variable that gave it */
+	unsigned char seen[OPT_END];	/* given on the command line */
 	char *err;
 	size_t errlen;
 };
 
-static int
-bad(struct parse *p, const char *fmt, const char *what)
+/* What env_apply() needs. */
+struct apply {
+	struct config *c;
+	struct parse *p;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+bad(struct parse *p, const char *fmt, ...)
 {
-	snprintf(p->err, p->errlen, fmt, what);
+	va_list ap;
+
+	va_start(ap, fmt);
+	/* ap comes from va_start() just above. */
+	vsnprintf(p->err, p->errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+	va_end(ap);
 	return CONFIG_USAGE;
 }
 
 static int
-duration_opt(struct parse *p, const char *opt, const char *s, int64_t *ms)
+duration_opt(struct parse *p, const char *who, const char *s, int64_t *ms)
 {
-	char fmt[96];
-
 	if (duration_parse(s, ms) == 0)
 		return CONFIG_OK;
-	snprintf(fmt, sizeof(fmt), "invalid DURATION for %s: '%%s'", opt);
-	return bad(p, fmt, s);
+	return bad(p, "invalid DURATION for %s: '%s'", who, s);
 }
 
 /*
@@ -91,7 +139,8 @@ duration_opt(struct parse *p, const char *opt, const char *s, int64_t *ms)
  * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
  */
 static int
-mode_option(struct config *c, struct parse *p, int ch, const char *arg)
+mode_option(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
 {
 	char *end;
 	long v;
@@ -112,59 +161,87 @@ mode_option(struct config *c, struct parse *p, int ch, const char *arg)
 	v = strtol(arg, &end, 10);
 	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
 	    v > LIMIT_MAX)
-		return bad(p, "invalid --limit: '%s' (an integer from 1 to "
-		    "1000000)", arg);
+		return bad(p, "invalid %s: '%s' (an integer from 1 to 1000000)",
+		    who, arg);
 	c->shared = 1;
 	c->limit = v;
 	return CONFIG_OK;
 }
 
-/* --on-lost ACTION. */
+/* The options without a value, TLS and credentials; as option(). */
 static int
-on_lost_opt(struct config *c, struct parse *p, const char *arg)
+option_more(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
 {
-	if (strcmp(arg, "term") == 0)
-		c->on_lost = ON_LOST_TERM;
-	else if (strcmp(arg, "kill") == 0)
-		c->on_lost = ON_LOST_KILL;
-	else if (strcmp(arg, "ignore") == 0)
-		c->on_lost = ON_LOST_IGNORE;
-	else
-		return bad(p, "invalid --on-lost action '%s' "
-		    "(term, kill or ignore)", arg);
+	struct tls_opts *t = &c->tls_opts;
+
+	if (arg != NULL && arg[0] == '\0')
+		return bad(p, "%s needs a value, not ''", who);
+	switch (ch) {
+	case OPT_ENV: c->env = 1; break;
+	case OPT_JSON: c->json = 1; break;
+	case OPT_FENCE: c->fence = 1; break;
+	case OPT_TLS: c->tls = 1; break;
+	case OPT_INSECURE: t->insecure = 1; break;
+	case OPT_CACERT: t->cacert = arg; break;
+	case OPT_CACERTDIR: t->cacertdir = arg; break;
+	case OPT_CERT: t->cert = arg; break;
+	case OPT_KEY: t->key = arg; break;
+	case OPT_SNI:
+		if (!url_is_dns_name(arg))
+			return bad(p, "invalid server name for %s: '%s'", who, arg);
+		t->sni = arg;
+		break;
+	case OPT_PASSWORD_FILE:
+		p->password_file = arg;
+		snprintf(p->password_who, sizeof(p->password_who), "%s", who);
+		break;
+	case 'v': c->verbosity = LOG_VERBOSE; break;
+	case 'q': c->verbosity = LOG_QUIET; break;
+	case 'h': return CONFIG_HELP;
+	case 'V': return CONFIG_VERSION;
+	default: return bad(p, "unknown option '%s'", who);
+	}
 	return CONFIG_OK;
 }
 
-/* Apply one option; returns CONFIG_OK or the result to return. */
+/*
+ * Apply one option with a value (arg) or without (arg NULL); who names
+ * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
+ * environment.  Returns CONFIG_OK or the result to return.
+ */
 static int
 option(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *word)
+    const char *who)
 {
 	char *end;
 	long v;
+	int rc = mode_option(c, p, ch, arg, who);
 
+	if (rc >= 0)
+		return rc;
 	switch (ch) {
 	case 'u':
-		if (p->nurls == 64)
-			return bad(p, "too many %s options", "--url");
+		if (p->nurls == MAX_URLS)
+			return bad(p, "too many %s options", who);
 		p->urls[p->nurls++] = arg;
 		return CONFIG_OK;
 	case 't':
-		if (duration_opt(p, "--ttl", arg, &c->ttl) != CONFIG_OK)
+		if (duration_opt(p, who, arg, &c->ttl) != CONFIG_OK)
 			return CONFIG_USAGE;
 		if (c->ttl < LEASE_MIN_TTL)
-			return bad(p, "--ttl must be at least 100ms, not '%s'", arg);
+			return bad(p, "%s must be at least 100ms, not '%s'", who, arg);
 		return CONFIG_OK;
 	case 'n':
 		c->wait = 0;
 		return CONFIG_OK;
 	case 'w':
-		return duration_opt(p, "--wait", arg, &c->wait);
+		return duration_opt(p, who, arg, &c->wait);
 	case 'E':
 		v = strtol(arg, &end, 10);
 		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v > 255)
-			return bad(p, "invalid exit code for --conflict-exit-code: "
-			    "'%s' (0-255)", arg);
+			return bad(p, "invalid exit code for %s: '%s' (0-255)",
+			    who, arg);
 		c->conflict_exit = (int)v;
 		return CONFIG_OK;
 	case 'c':
@@ -174,51 +251,50 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		c->prefix = arg;
 		return CONFIG_OK;
 	case OPT_ON_LOST:
-		return on_lost_opt(c, p, arg);
+		if (strcmp(arg, "term") == 0)
+			c->on_lost = ON_LOST_TERM;
+		else if (strcmp(arg, "kill") == 0)
+			c->on_lost = ON_LOST_KILL;
+		else if (strcmp(arg, "ignore") == 0)
+			c->on_lost = ON_LOST_IGNORE;
+		else
+			return bad(p, "invalid %s action '%s' "
+			    "(term, kill or ignore)", who, arg);
+		return CONFIG_OK;
 	case OPT_KILL_AFTER:
-		return duration_opt(p, "--kill-after", arg, &c->kill_after);
+		return duration_opt(p, who, arg, &c->kill_after);
 	case OPT_MIN_HOLD:
-		return duration_opt(p, "--min-hold", arg, &c->min_hold);
+		return duration_opt(p, who, arg, &c->min_hold);
 	case OPT_MAX_TIME:
-		if (duration_opt(p, "--max-time", arg, &c->max_time) != CONFIG_OK)
+		if (duration_opt(p, who, arg, &c->max_time) != CONFIG_OK)
 			return CONFIG_USAGE;
 		if (c->max_time == 0)
-			return bad(p, "--max-time must be more than 0, not '%s'", arg);
+			return bad(p, "%s must be more than 0, not '%s'", who, arg);
 		return CONFIG_OK;
-	case OPT_ENV:
-		c->env = 1;
-		return CONFIG_OK;
-	case OPT_JSON:
-		c->json = 1;
-		return CONFIG_OK;
-	case OPT_FENCE:
-		c->fence = 1;
-		return CONFIG_OK;
-	case 'v':
-		c->verbosity = LOG_VERBOSE;
-		return CONFIG_OK;
-	case 'q':
-		c->verbosity = LOG_QUIET;
-		return CONFIG_OK;
-	case 'h':
-		return CONFIG_HELP;
-	case 'V':
-		return CONFIG_VERSION;
-	case ':':
-		return bad(p, "option '%s' needs a value", word);
 	default:
-		return bad(p, "unknown option '%s'", word);
+		return option_more(c, p, ch, arg, who);
 	}
+}
+
+/* "--" and the long name of option code ch, for messages. */
+static const char *
+option_name(int ch, char *buf, size_t len)
+{
+	for (const struct option *o = longopts; o->name != NULL; o++)
+		if (o->val == ch) {
+			snprintf(buf, len, "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", ch);
+	return buf;
 }
 
 /* Say what was wrong with the option getopt_long() rejected in word. */
 static int
-option_error(struct parse *p, int ch, const char *word, int rc)
+option_error(struct parse *p, int ch, const char *word)
 {
 	char w[64];
 
-	if (ch != '?' && ch != ':')
-		return rc;
 	if (strncmp(word, "--", 2) == 0) {
 		snprintf(w, sizeof(w), "%.*s", (int)strcspn(word, "="), word);
 		if (ch == ':')
@@ -247,7 +323,8 @@ bad_operand(struct parse *p, const char *what)
  * Run getopt_long over argv[0..argc) (argv[0] is not looked at).  With
  * operands != NULL, operands may mix with options and are collected in
  * order; otherwise parsing stops at the first operand.  *next is set to
- * the index of the first word not consumed.
+ * the index of the first word not consumed.  Each option given is
+ * marked in p->seen, so that the environment does not override it.
  */
 static int
 options(struct config *c, struct parse *p, int argc, char **argv,
@@ -255,6 +332,7 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 {
 	const char *optstr = operands ? "-:u:t:nw:E:c:p:sxevqhV" :
 	    "+:u:t:nw:E:c:p:sxevqhV";
+	char who[64];
 	int ch, rc;
 
 	optind = 0;
@@ -266,55 +344,41 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 			operands[(*nops)++] = optarg;
 			continue;
 		}
-		if ((rc = mode_option(c, p, ch, optarg)) < 0)
-			rc = option(c, p, ch, optarg, argv[optind - 1]);
+		if (ch == '?' || ch == ':' || ch < 0 || ch >= OPT_END)
+			return option_error(p, ch, argv[optind - 1]);
+		p->seen[ch] = 1;
+		if (ch == 'n')		/* -n is -w 0 */
+			p->seen['w'] = 1;
+		rc = option(c, p, ch, optarg, option_name(ch, who, sizeof(who)));
 		if (rc != CONFIG_OK)
-			return option_error(p, ch, argv[optind - 1], rc);
+			return rc;
 	}
 	*next = optind;
 	return CONFIG_OK;
 }
 
-/* Does s start with a URL scheme and "://"? */
+/* config_env_options() calls this for each variable set. */
 static int
-has_scheme(const char *s)
+env_apply(void *arg, int code, const char *value, const char *var)
 {
-	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+	struct apply *a = arg;
 
-	return n > 0 && strncmp(s + n, "://", 3) == 0;
+	return option(a->c, a->p, code, value, var);
 }
 
-/*
- * Split $REDLOCK_URL into p->urls at the commas (and blanks) that come
- * before a scheme, so that a comma inside a password does not split.
- */
+/* Quote URL s in a message, without its password. */
 static int
-env_urls(struct parse *p, char *list)
+bad_url(struct parse *p, const char *s, const char *why)
 {
-	char *s = list + strspn(list, ", \t");
+	char shown[256];
 
-	while (*s != '\0') {
-		char *e = s, *next;
-
-		if (p->nurls == 64)
-			return bad(p, "too many URLs in %s", "REDLOCK_URL");
-		p->urls[p->nurls++] = s;
-		for (;;) {
-			e += strcspn(e, ", \t");
-			next = e + strspn(e, ", \t");
-			if (*e == '\0' || *next == '\0' || has_scheme(next))
-				break;
-			e = next;
-		}
-		if (*e == '\0')
-			break;
-		*e = '\0';
-		s = next;
-	}
-	return CONFIG_OK;
+	url_redact(s, shown, sizeof(shown));
+	return bad(p, "%s '%s'%s%s", why ? "invalid URL" :
+	    "the same server is given twice:", shown, why ? ": " : "",
+	    why ? why : "");
 }
 
+/* Parse p->urls into c->urls; --tls makes redis:// URLs TLS. */
 static int
 parse_urls(struct config *c, struct parse *p)
 {
@@ -324,14 +388,17 @@ parse_urls(struct config *c, struct parse *p)
 	if (c->urls == NULL)
 		return bad(p, "%s", "out of memory");
 	for (int i = 0; i < p->nurls; i++) {
+		struct url *u = &c->urls[i];
+
 		c->nurls++;
-		if (url_parse(p->urls[i], &c->urls[i], why, sizeof(why)) < 0) {
-			char shown[256];
-			url_redact(p->urls[i], shown, sizeof(shown));
-			snprintf(p->err, p->errlen, "invalid URL '%s': %s",
-			    shown, why);
-			return CONFIG_USAGE;
-		}
+		if (url_parse(p->urls[i], u, why, sizeof(why)) < 0)
+			return bad_url(p, p->urls[i], why);
+		for (int j = 0; j < i; j++)
+			if (url_same_server(&c->urls[j], u))
+				return bad_url(p, p->urls[i], NULL);
+		if (c->tls && u->kind != URL_UNIX)
+			u->tls = 1;
+		c->tls_opts.used |= u->tls;
 	}
 	return CONFIG_OK;
 }
@@ -343,12 +410,9 @@ check_name(struct parse *p, const char *name)
 
 	if (n == 0)
 		return bad(p, "%s", "the lock NAME is empty");
-	if (n > CONFIG_NAME_MAX) {
-		char what[64];
-		snprintf(what, sizeof(what), "%zu bytes, at most %d", n,
-		    CONFIG_NAME_MAX);
-		return bad(p, "the lock NAME is too long (%s)", what);
-	}
+	if (n > CONFIG_NAME_MAX)
+		return bad(p, "the lock NAME is too long (%zu bytes, at most %d)",
+		    n, CONFIG_NAME_MAX);
 	return CONFIG_OK;
 }
 
@@ -423,14 +487,96 @@ check_run(struct config *c, struct parse *p)
 	int64_t room = lease_kill_room(c->ttl);
 
 	if (config_kill_after(c) >= room) {
-		char ka[32], r[32], what[128];
+		char ka[32], r[32];
 		duration_format(config_kill_after(c), ka, sizeof(ka));
 		duration_format(room > 0 ? room : 0, r, sizeof(r));
-		snprintf(what, sizeof(what), "%s does not fit in the TTL "
-		    "(must be under %s)", ka, r);
-		return bad(p, "--kill-after %s", what);
+		return bad(p, "%s %s does not fit in the TTL (must be under %s)",
+		    p->seen[OPT_KILL_AFTER] || c->kill_after < 0 ? "--kill-after" :
+		    "REDLOCK_KILL_AFTER", ka, r);
 	}
 	return CONFIG_OK;
+}
+
+/* The command line: options, the verb, its operands. */
+static int
+parse_argv(struct config *c, struct parse *p, int argc, char **argv)
+{
+	const char *ops[4] = { NULL, NULL, NULL, NULL };
+	int nops = 0, next = 0, rc;
+
+	rc = options(c, p, argc, argv, NULL, &nops, &next);
+	if (rc != CONFIG_OK)
+		return rc;
+	argv += next;
+	argc -= next;
+	for (size_t i = 0; argc > 0 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(argv[0], verbs[i]) == 0)
+			c->verb = (enum verb)i;
+	if (argc > 0 && c->verb == VERB_RUN && strcmp(argv[0], "run") == 0) {
+		rc = options(c, p, argc, argv, NULL, &nops, &next);
+		if (rc != CONFIG_OK)
+			return rc;
+		argv += next;
+		argc -= next;
+	} else if (argc > 0 && c->verb != VERB_RUN) {
+		rc = options(c, p, argc, argv, ops, &nops, &next);
+		if (rc != CONFIG_OK)
+			return rc;
+		for (; next < argc && nops < 4; next++)
+			ops[nops++] = argv[next];
+		if (nops > 3)
+			return bad_operand(p, ops[3]);
+	}
+	return c->verb == VERB_RUN ? run_operands(c, p, argc, argv) :
+	    verb_operands(c, p, ops, nops);
+}
+
+/*
+ * What the command line left open: options from the environment, the
+ * checks that involve several options, the password, the servers.
+ */
+static int
+settle(struct config *c, struct parse *p)
+{
+	const struct tls_opts *t = &c->tls_opts;
+	char *envlist = NULL;
+	const char *env;
+	int rc;
+
+	rc = config_env_options(longopts, env_special, p->seen, env_apply,
+	    &(struct apply){ c, p }, p->err, p->errlen);
+	if (rc != CONFIG_OK)
+		return rc;
+	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
+		return rc;
+	if ((t->cert == NULL) != (t->key == NULL))
+		return bad(p, "%s '%s' needs %s too", t->cert ?
+		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :
+		    (p->seen[OPT_KEY] ? "--key" : "REDLOCK_TLS_KEY"),
+		    t->cert ? t->cert : t->key, t->cert ? "--key" : "--cert");
+	if (c->prefix == NULL)
+		c->prefix = DEFAULT_PREFIX;
+	if (config_env_password(p->password_file, p->password_who,
+	    &c->password_buf, &c->password, p->err, p->errlen) < 0)
+		return CONFIG_USAGE;
+	if (p->nurls == 0 && (env = getenv("REDLOCK_URL")) != NULL) {
+		if ((envlist = strdup(env)) == NULL)
+			return bad(p, "%s", "out of memory");
+		p->nurls = config_env_urls(envlist, p->urls, MAX_URLS);
+		if (p->nurls < 0) {
+			p->nurls = 0;
+			rc = bad(p, "too many URLs in %s", "REDLOCK_URL");
+		}
+	}
+	if (rc == CONFIG_OK && p->nurls == 0)
+		p->urls[p->nurls++] = DEFAULT_URL;
+	if (rc == CONFIG_OK)
+		rc = parse_urls(c, p);
+	free(envlist);
+	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
+		rc = bad(p, "%s", "-s and --limit need one server: a majority "
+		    "of several cannot bound the number of holders");
+	return rc;
 }
 
 /*
@@ -443,10 +589,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
     size_t errlen)
 {
 	struct parse p = { .err = err, .errlen = errlen };
-	const char *ops[4] = { NULL, NULL, NULL, NULL };
-	const char *env;
-	char *envlist = NULL;
-	int nops = 0, next = 0, rc;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	c->ttl = DEFAULT_TTL;
@@ -457,57 +600,8 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 	c->verb = VERB_RUN;
 	err[0] = '\0';
 
-	rc = options(c, &p, argc, argv, NULL, &nops, &next);
-	if (rc != CONFIG_OK)
-		return rc;
-	argv += next;
-	argc -= next;
-	for (size_t i = 0; argc > 0 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(argv[0], verbs[i]) == 0)
-			c->verb = (enum verb)i;
-	if (argc > 0 && c->verb == VERB_RUN && strcmp(argv[0], "run") == 0) {
-		rc = options(c, &p, argc, argv, NULL, &nops, &next);
-		if (rc != CONFIG_OK)
-			return rc;
-		argv += next;
-		argc -= next;
-	} else if (argc > 0 && c->verb != VERB_RUN) {
-		rc = options(c, &p, argc, argv, ops, &nops, &next);
-		if (rc != CONFIG_OK)
-			return rc;
-		for (; next < argc && nops < 4; next++)
-			ops[nops++] = argv[next];
-		if (nops > 3)
-			return bad_operand(&p, ops[3]);
-	}
-	rc = c->verb == VERB_RUN ? run_operands(c, &p, argc, argv) :
-	    verb_operands(c, &p, ops, nops);
-	if (rc != CONFIG_OK)
-		return rc;
-	if (c->verb == VERB_RUN && (rc = check_run(c, &p)) != CONFIG_OK)
-		return rc;
-
-	if (c->prefix == NULL)
-		c->prefix = (env = getenv("REDLOCK_PREFIX")) ? env : DEFAULT_PREFIX;
-	env = getenv("REDLOCK_PASSWORD");
-	if (env == NULL || env[0] == '\0')
-		env = getenv("REDISCLI_AUTH");
-	if (env != NULL && env[0] != '\0')
-		c->password = env;
-	if (p.nurls == 0 && (env = getenv("REDLOCK_URL")) != NULL) {
-		if ((envlist = strdup(env)) == NULL)
-			return bad(&p, "%s", "out of memory");
-		rc = env_urls(&p, envlist);
-	}
-	if (rc == CONFIG_OK && p.nurls == 0)
-		p.urls[p.nurls++] = DEFAULT_URL;
-	if (rc == CONFIG_OK)
-		rc = parse_urls(c, &p);
-	free(envlist);
-	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
-		rc = bad(&p, "%s", "-s and --limit need one server: a majority "
-		    "of several cannot bound the number of holders");
-	return rc;
+	rc = parse_argv(c, &p, argc, argv);
+	return rc != CONFIG_OK ? rc : settle(c, &p);
 }
 
 void
@@ -518,4 +612,10 @@ config_free(struct config *c)
 	free(c->urls);
 	c->urls = NULL;
 	c->nurls = 0;
+	if (c->password_buf != NULL) {
+		explicit_bzero(c->password_buf, strlen(c->password_buf));
+		free(c->password_buf);
+	}
+	c->password_buf = NULL;
+	c->password = NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "exit.h"
+#include "tls.h"
 #include "url.h"
 
 /* The longest NAME: Redis keys may be far longer, but a NAME is typed
@@ -25,7 +26,12 @@ struct config {
 	enum verb verb;
 	struct url *urls;
 	int nurls;
-	const char *password;	/* $REDLOCK_PASSWORD or $REDISCLI_AUTH */
+	/* For servers whose URL has none: the --password-file's, else
+	 * $REDLOCK_PASSWORD's, else $REDISCLI_AUTH's. */
+	const char *password;
+	char *password_buf;	/* read from the password file; wiped */
+	int tls;		/* --tls: every redis:// URL is TLS */
+	struct tls_opts tls_opts;
 	int64_t ttl;
 	int64_t wait;		/* -1: forever */
 	int64_t kill_after;	/* -1: derived from the TTL */

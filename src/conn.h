@@ -1,4 +1,4 @@
-/* conn.h - hiredis connections, driven in parallel with poll(2) */
+/* conn.h - connections to the servers, driven in parallel with poll(2) */
 #ifndef REDLOCK_CONN_H
 #define REDLOCK_CONN_H
 
@@ -9,11 +9,11 @@
 
 #include "url.h"
 
+struct tls;
+
 struct conn {
 	const struct url *url;
-	const char *password;	/* the URL's or the environment's; not owned */
-	redisContext *ctx;	/* NULL while disconnected */
-	int discard;		/* replies still due to requests we gave up on */
+	const char *password;	/* the URL's or the configuration's; not owned */
 	char name[128];		/* for messages; never holds a password */
 	/* Where to connect instead of the URL's address, when host[0] is
 	 * not NUL: a Redis Cluster node a redirection named (cluster.c).
@@ -22,6 +22,18 @@ struct conn {
 	char host[256];
 	int port;
 	struct cluster_map *map;	/* slots learnt by redirections; cluster.c */
+	/* From here on, the state of one connection, zero when closed. */
+	redisContext *ctx;	/* NULL while disconnected: the socket, and
+				 * the reply parser (ctx->reader) */
+	struct tls *tls;	/* TLS on ctx's socket, or NULL (plain) */
+	int handshake;		/* TLS: not yet established */
+	int connecting;		/* TLS: the TCP connect not yet confirmed */
+	short hwant;		/* TLS: what the handshake waits for */
+	short wwant;		/* what a blocked write waits for */
+	short rwant;		/* TLS: POLLOUT if a read needs a write */
+	char *out;		/* commands formatted but not yet written */
+	size_t outpos, outlen, outcap;
+	int discard;		/* replies still due to requests we gave up on */
 };
 
 /* One command for one connection, and what became of it. */

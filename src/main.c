@@ -20,6 +20,7 @@
 #include "quorum.h"
 #include "run.h"
 #include "sig.h"
+#include "tls.h"
 #include "verbs.h"
 
 #ifndef REDLOCK_VERSION
@@ -60,15 +61,25 @@ static const char usage_text[] =
 "      --env                    acquire: print shell assignments, not the token\n"
 "      --json                   status, list: print JSON objects\n"
 "      --fence                  break: also remove the lock's fencing counter\n"
+"      --tls                    TLS to the redis:// servers too (as rediss://)\n"
+"      --cacert FILE            trust the CA certificates in FILE\n"
+"      --cacertdir DIR          trust the CA certificates in DIR\n"
+"      --cert FILE              client certificate (mutual TLS), with --key\n"
+"      --key FILE               the private key of --cert\n"
+"      --sni NAME               send and verify NAME instead of the URL's host\n"
+"      --insecure               do not verify the servers' certificates\n"
+"      --password-file FILE     read the password from the first line of FILE\n"
 "  -v, --verbose                more diagnostics\n"
 "  -q, --quiet                  no diagnostics but usage errors\n"
 "  -h, --help                   print this help and exit\n"
 "  -V, --version                print the version and exit\n"
 "\n"
 "DURATION is a number with an optional unit ms, s, m or h (bare: seconds).\n"
-"URL is redis://[[user]:password@]host[:port][/db], unix:///path[?db=N], or\n"
-"redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/service[/db].\n"
-"Environment: REDLOCK_URL, REDLOCK_PREFIX, REDLOCK_PASSWORD, REDISCLI_AUTH,\n"
+"URL is redis://[[user]:password@]host[:port][/db], rediss://... (TLS),\n"
+"unix:///path[?db=N], or redis+sentinel://[[user]:password@]host[:port]\n"
+"[,host[:port]...]/service[/db] (rediss+sentinel://: TLS).\n"
+"Environment: REDLOCK_URL, REDLOCK_PASSWORD, REDISCLI_AUTH, REDLOCK_ and the\n"
+"long name of each option with a value (REDLOCK_TTL=10m; REDLOCK_TLS=1),\n"
 "REDLOCK_SENTINEL_PASSWORD, REDLOCK_SENTINEL_USER.\n"
 "stop asks the holders of NAME to stop as on SIGTERM and waits for them.\n"
 "Exit status: the command's own; 1 (or -E) lock not obtained; 64 usage;\n"
@@ -148,7 +159,7 @@ main(int argc, char **argv)
 	if (sig_init() < 0) {
 		log_error("cannot set up signals: %s", strerror(errno));
 		code = EXIT_INTERNAL;
-	} else
+	} else if ((code = tls_init(&cfg.tls_opts)) == 0)
 		code = dispatch(&cfg, &die_by);
 	config_free(&cfg);
 	if (fflush(stdout) != 0 && code == 0)

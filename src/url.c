@@ -1,18 +1,25 @@
 /*
- * url.c - parse redis://[[user]:password@]host[:port][/db],
- * unix:///path[?db=N] and
- * redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/SERVICE[/db]
- * (rediss+sentinel:// likewise).  Pure functions: no I/O, no exit().
- * Error messages never quote the user information part, which may
- * hold a password.
+ * url.c - parse the URLs that name a server:
+ *
+ *   redis://[[user]:password@]host[:port][/db]
+ *   rediss://...               the same, over TLS
+ *   unix:///path[?db=N]
+ *   redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/SERVICE[/db]
+ *   rediss+sentinel://...      the same, over TLS
+ *
+ * Pure functions: no I/O, no exit().  Error messages never quote the
+ * user information part, which may hold a password.  A new scheme is a
+ * line in schemes[], a new query parameter a line in params[].
  */
 #include "url.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define URL_MAX_DB 1000000
 
@@ -84,28 +91,97 @@ fail(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
+/* --- query parameters ------------------------------------------------ */
+
+static int
+param_db(struct url *u, const char *v, size_t n, char *err, size_t errlen)
+{
+	long db = parse_uint(v, n, 0, URL_MAX_DB);
+
+	if (db < 0)
+		return fail(err, errlen, "bad database number");
+	u->db = (int)db;
+	return 0;
+}
+
+/* The query parameters understood, and the kinds of URL they apply to. */
+static const struct param {
+	const char *name;
+	unsigned kinds;		/* 1u << enum url_kind */
+	int (*set)(struct url *, const char *, size_t, char *, size_t);
+} params[] = {
+	{ "db", 1u << URL_UNIX, param_db },
+};
+
+#define NPARAMS (sizeof(params) / sizeof(params[0]))
+
+/*
+ * Apply the query q (after the '?': name=value pairs joined by '&') to
+ * u.  A parameter that is unknown, meant for another kind of URL, given
+ * twice or without a value is an error naming it (names are shown, never
+ * values).
+ */
+static int
+parse_query(const char *q, struct url *u, char *err, size_t errlen)
+{
+	int seen[NPARAMS + 1] = { 0 };
+
+	while (*q != '\0') {
+		size_t n = strcspn(q, "&"), k = strcspn(q, "=&"), i;
+		int shown = k > 40 ? 40 : (int)k;
+
+		for (i = 0; i < NPARAMS; i++)
+			if (strlen(params[i].name) == k &&
+			    memcmp(params[i].name, q, k) == 0)
+				break;
+		if (k == 0)
+			return fail(err, errlen, "empty query parameter");
+		if (i == NPARAMS) {
+			snprintf(err, errlen, "unknown query parameter '%.*s'",
+			    shown, q);
+			return -1;
+		}
+		if (!(params[i].kinds & (1u << u->kind))) {
+			snprintf(err, errlen, "query parameter '%s' does not "
+			    "apply to this kind of URL", params[i].name);
+			return -1;
+		}
+		if (seen[i]++) {
+			snprintf(err, errlen, "query parameter '%s' given twice",
+			    params[i].name);
+			return -1;
+		}
+		if (k == n) {
+			snprintf(err, errlen, "query parameter '%s' needs a value",
+			    params[i].name);
+			return -1;
+		}
+		if (params[i].set(u, q + k + 1, n - k - 1, err, errlen) < 0)
+			return -1;
+		q += n + (q[n] == '&');
+	}
+	return 0;
+}
+
+/* --- unix:// ------------------------------------------------------------ */
+
 static int
 parse_unix(const char *s, struct url *u, char *err, size_t errlen)
 {
 	const char *q = strchr(s, '?');
 	size_t plen = q ? (size_t)(q - s) : strlen(s);
 
+	u->kind = URL_UNIX;
 	if (plen == 0 || s[0] != '/')
 		return fail(err, errlen, "needs an absolute socket path");
-	if (q != NULL) {
-		long db;
-
-		if (strncmp(q, "?db=", 4) != 0)
-			return fail(err, errlen, "only ?db=N is understood");
-		if ((db = parse_uint(q + 4, strlen(q + 4), 0, URL_MAX_DB)) < 0)
-			return fail(err, errlen, "bad database number");
-		u->db = (int)db;
-	}
+	if (q != NULL && parse_query(q + 1, u, err, errlen) < 0)
+		return -1;
 	if ((u->path = pct_decode(s, plen)) == NULL)
 		return fail(err, errlen, "bad %-escape in the path");
-	u->kind = URL_UNIX;
 	return 0;
 }
+
+/* --- redis:// and rediss:// ------------------------------------------------ */
 
 static int
 parse_userinfo(const char *s, size_t n, struct url *u, char *err,
@@ -128,13 +204,132 @@ parse_userinfo(const char *s, size_t n, struct url *u, char *err,
 	return 0;
 }
 
+/*
+ * The IPv6 address s[0..n) of a "[...]" host, with an optional zone
+ * written "%25zone" (RFC 6874) and kept as "addr%zone", the form
+ * getaddrinfo() takes.  Sets *host, or returns -1.
+ */
+static int
+parse_ipv6(const char *s, size_t n, char **host, char *err, size_t errlen)
+{
+	const char *pct = memchr(s, '%', n);
+	size_t alen = pct ? (size_t)(pct - s) : n;
+	char addr[INET6_ADDRSTRLEN + 1], *zone = NULL;
+	unsigned char bin[16];
+
+	if (alen == 0 || alen >= sizeof(addr))
+		return fail(err, errlen, "bad IPv6 address");
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET6, addr, bin) != 1)
+		return fail(err, errlen, "bad IPv6 address");
+	if (pct != NULL) {
+		size_t zlen = n - alen;
+		if (zlen <= 3 || strncmp(pct, "%25", 3) != 0 ||
+		    (zone = pct_decode(pct + 3, zlen - 3)) == NULL)
+			return fail(err, errlen, "bad IPv6 zone (write %25zone)");
+		for (const char *z = zone; *z; z++)
+			if (!isalnum((unsigned char)*z) && strchr("-._~", *z) == NULL) {
+				free(zone);
+				return fail(err, errlen, "bad IPv6 zone");
+			}
+	}
+	if (asprintf(host, "%s%s%s", addr, zone ? "%" : "",
+	    zone ? zone : "") < 0) {
+		*host = NULL;
+		free(zone);
+		return fail(err, errlen, "out of memory");
+	}
+	free(zone);
+	return 0;
+}
+
+/* Set *host from a name or IPv4 address s[0..n). */
+static int
+parse_hostname(const char *s, size_t n, char **host, char *err,
+    size_t errlen)
+{
+	if (n == 0)
+		return fail(err, errlen, "missing host");
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr(".-_", s[i]) == NULL)
+			return fail(err, errlen, "bad host name");
+	if ((*host = strndup(s, n)) == NULL)
+		return fail(err, errlen, "out of memory");
+	return 0;
+}
+
+/*
+ * host[:port] in s[0..n): an IPv6 address in brackets, or a name or
+ * IPv4 address.  Sets *host and *port (left as it was when s names
+ * none), or returns -1.
+ */
+static int
+parse_hostport(const char *s, size_t n, char **host, int *port, char *err,
+    size_t errlen)
+{
+	const char *end = s + n, *p;
+	long v = *port;
+
+	if (n > 0 && *s == '[') {
+		const char *close = memchr(s, ']', n);
+		if (close == NULL)
+			return fail(err, errlen, "bad IPv6 address");
+		if (parse_ipv6(s + 1, (size_t)(close - s - 1), host, err,
+		    errlen) < 0)
+			return -1;
+		p = close + 1;
+	} else {
+		p = memchr(s, ':', n);
+		if (p == NULL)
+			p = end;
+		if (parse_hostname(s, (size_t)(p - s), host, err, errlen) < 0)
+			return -1;
+	}
+	if (p < end && (*p != ':' ||
+	    (v = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0))
+		return fail(err, errlen, "bad port");
+	*port = (int)v;
+	return 0;
+}
+
+/* What follows host[:port]: [/db][?query]. */
+static int
+parse_tail(const char *t, struct url *u, char *err, size_t errlen)
+{
+	if (*t == '/') {
+		size_t n = strcspn(++t, "?#");
+		long db = n == 0 ? 0 : parse_uint(t, n, 0, URL_MAX_DB);
+		if (db < 0)
+			return fail(err, errlen, "bad database number");
+		u->db = (int)db;
+		t += n;
+	}
+	if (*t == '?') {
+		size_t n = strcspn(++t, "#");
+		char *q = strndup(t, n);
+		int rc;
+		if (q == NULL)
+			return fail(err, errlen, "out of memory");
+		rc = parse_query(q, u, err, errlen);
+		free(q);
+		if (rc < 0)
+			return -1;
+		t += n;
+	}
+	if (*t == '#')
+		return fail(err, errlen, "unexpected '#'");
+	return 0;
+}
+
 static int
 parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 {
 	const char *end = s + strcspn(s, "/?#");
-	const char *at = NULL, *h, *hend, *p;
-	long port = 6379, db = 0;
+	const char *at = NULL, *h, *p;
 
+	u->kind = URL_TCP;
+	u->port = 6379;
 	for (p = s; p < end; p++)
 		if (*p == '@')
 			at = p;
@@ -144,109 +339,32 @@ parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 		h = at + 1;
 	} else
 		h = s;
-	if (*h == '[') {
-		hend = memchr(h, ']', (size_t)(end - h));
-		if (hend == NULL || hend == h + 1)
-			return fail(err, errlen, "bad IPv6 address");
-		p = hend + 1;
-		h++;
-	} else {
-		hend = memchr(h, ':', (size_t)(end - h));
-		if (hend == NULL)
-			hend = end;
-		p = hend;
-	}
-	if (hend == h)
-		return fail(err, errlen, "missing host");
-	if (p < end) {
-		if (*p != ':' ||
-		    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0)
-			return fail(err, errlen, "bad port");
-	}
-	if (*end == '/' && end[1] != '\0') {
-		if ((db = parse_uint(end + 1, strlen(end + 1), 0, URL_MAX_DB)) < 0)
-			return fail(err, errlen, "bad database number");
-	} else if (*end == '?' || *end == '#')
-		return fail(err, errlen, "unexpected query or fragment");
-	u->host = strndup(h, (size_t)(hend - h));
-	if (u->host == NULL)
-		return fail(err, errlen, "out of memory");
-	for (p = u->host; *p; p++)
-		if (!isalnum((unsigned char)*p) && strchr(".-_:%", *p) == NULL)
-			return fail(err, errlen, "bad host name");
-	if (h[-1] != '[' && (strchr(u->host, '%') || strchr(u->host, ':')))
-		return fail(err, errlen, "bad host name");
-	u->port = (int)port;
-	u->db = (int)db;
-	u->kind = URL_TCP;
-	return 0;
+	if (parse_hostport(h, (size_t)(end - h), &u->host, &u->port, err,
+	    errlen) < 0)
+		return -1;
+	return parse_tail(end, u, err, errlen);
 }
+
+/* --- redis+sentinel:// and rediss+sentinel:// ------------------------------ */
 
 /* The port of a sentinel whose URL names none (Redis Sentinel's own). */
 #define URL_SENTINEL_PORT 26379
 
 /*
- * Parse one "host[:port]" of a Sentinel URL's list, s[0..n), into h.
- * An IPv6 address comes in brackets.  Returns 0, or -1 with a reason.
- */
-static int
-parse_sentinel_host(const char *s, size_t n, struct url_sentinel *h,
-    char *err, size_t errlen)
-{
-	const char *end = s + n, *hend, *p;
-	long port = URL_SENTINEL_PORT;
-	int v6 = n > 0 && *s == '[';
-
-	if (v6) {
-		hend = memchr(s, ']', n);
-		if (hend == NULL || hend == s + 1)
-			return fail(err, errlen, "bad IPv6 address");
-		p = hend + 1;
-		s++;
-	} else {
-		if ((hend = memchr(s, ':', n)) == NULL)
-			hend = end;
-		p = hend;
-	}
-	if (hend == s)
-		return fail(err, errlen, "missing sentinel host");
-	if (p < end && (*p != ':' ||
-	    (port = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0))
-		return fail(err, errlen, "bad sentinel port");
-	if ((h->host = strndup(s, (size_t)(hend - s))) == NULL)
-		return fail(err, errlen, "out of memory");
-	for (p = h->host; *p; p++)
-		if (!isalnum((unsigned char)*p) &&
-		    strchr(v6 ? ".-_:%" : ".-_", *p) == NULL)
-			return fail(err, errlen, "bad sentinel host name");
-	h->port = (int)port;
-	return 0;
-}
-
-/*
- * After the host list: "/SERVICE[/db]".  The service name (the master's
- * name in the sentinels' configuration) may hold %-escapes.
+ * After the host list: "/SERVICE[/db][?query]".  The service name (the
+ * master's name in the sentinels' configuration) may hold %-escapes.
  */
 static int
 parse_service(const char *s, struct url *u, char *err, size_t errlen)
 {
-	const char *end;
-	long db = 0;
+	size_t n;
 
-	if (*s != '/' || s[1] == '\0' || s[1] == '/' || s[1] == '?' ||
-	    s[1] == '#')
+	if (*s != '/' || strchr("/?#", s[1]) != NULL)
 		return fail(err, errlen, "missing the master's name (/SERVICE)");
-	s++;
-	end = s + strcspn(s, "/?#");
-	if (*end == '/' && end[1] != '\0') {
-		if ((db = parse_uint(end + 1, strlen(end + 1), 0, URL_MAX_DB)) < 0)
-			return fail(err, errlen, "bad database number");
-	} else if (*end == '?' || *end == '#')
-		return fail(err, errlen, "unexpected query or fragment");
-	if ((u->service = pct_decode(s, (size_t)(end - s))) == NULL)
+	n = strcspn(++s, "/?#");
+	if ((u->service = pct_decode(s, n)) == NULL)
 		return fail(err, errlen, "bad %-escape in the service name");
-	u->db = (int)db;
-	return 0;
+	return parse_tail(s + n, u, err, errlen);
 }
 
 /*
@@ -254,14 +372,12 @@ parse_service(const char *s, struct url *u, char *err, size_t errlen)
  * the sentinels (port 26379 unless given), the service and the db.
  */
 static int
-parse_sentinel(const char *s, struct url *u, int tls, char *err,
-    size_t errlen)
+parse_sentinel(const char *s, struct url *u, char *err, size_t errlen)
 {
 	const char *end = s + strcspn(s, "/?#"), *at = NULL, *h, *p;
 	int n = 1;
 
 	u->kind = URL_SENTINEL;
-	u->tls = tls;
 	for (p = s; p < end; p++)
 		if (*p == '@')
 			at = p;
@@ -279,34 +395,47 @@ parse_sentinel(const char *s, struct url *u, int tls, char *err,
 
 		if (c == NULL)
 			c = end;
-		if (parse_sentinel_host(h, (size_t)(c - h), &u->sentinels[i],
-		    err, errlen) < 0)
+		u->sentinels[i].port = URL_SENTINEL_PORT;
+		if (parse_hostport(h, (size_t)(c - h), &u->sentinels[i].host,
+		    &u->sentinels[i].port, err, errlen) < 0)
 			return -1;
 		h = c + 1;
 	}
 	return parse_service(end, u, err, errlen);
 }
 
+/* --- the schemes --------------------------------------------------------- */
+
+static const struct scheme {
+	const char *prefix;
+	int tls;
+	int (*parse)(const char *, struct url *, char *, size_t);
+} schemes[] = {
+	{ "redis://", 0, parse_tcp },
+	{ "rediss://", 1, parse_tcp },
+	{ "unix://", 0, parse_unix },
+	{ "redis+sentinel://", 0, parse_sentinel },
+	{ "rediss+sentinel://", 1, parse_sentinel },
+};
+
 /*
  * Parse s into u (which the caller frees with url_free(), also after an
- * error).  Returns 0, or -1 with a reason in err.
+ * error).  Returns 0, or -1 with a reason in err.  The scheme is matched
+ * without regard to case, as RFC 3986 says.
  */
 int
 url_parse(const char *s, struct url *u, char *err, size_t errlen)
 {
 	memset(u, 0, sizeof(*u));
-	if (strncmp(s, "redis://", 8) == 0)
-		return parse_tcp(s + 8, u, err, errlen);
-	if (strncmp(s, "unix://", 7) == 0)
-		return parse_unix(s + 7, u, err, errlen);
-	if (strncmp(s, "redis+sentinel://", 17) == 0)
-		return parse_sentinel(s + 17, u, 0, err, errlen);
-	if (strncmp(s, "rediss+sentinel://", 18) == 0)
-		return parse_sentinel(s + 18, u, 1, err, errlen);
-	if (strncmp(s, "rediss://", 9) == 0)
-		return fail(err, errlen, "TLS (rediss://) is not supported");
-	return fail(err, errlen,
-	    "expected redis://host[:port][/db] or unix:///path");
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		size_t n = strlen(schemes[i].prefix);
+		if (strncasecmp(s, schemes[i].prefix, n) == 0) {
+			u->tls = schemes[i].tls;
+			return schemes[i].parse(s + n, u, err, errlen);
+		}
+	}
+	return fail(err, errlen, "expected redis://host[:port][/db], "
+	    "rediss://..., unix:///path or redis+sentinel://host/SERVICE");
 }
 
 void
@@ -342,6 +471,95 @@ url_name(const struct url *u, char *buf, size_t len)
 		snprintf(buf, len, "[%s]:%d", u->host, u->port);
 	else
 		snprintf(buf, len, "%s:%d", u->host, u->port);
+}
+
+/*
+ * The binary form of an IP address host (zone dropped into *zone, ""
+ * without one) in bin, with its family; 0 if host is a name.
+ */
+static int
+ip_of(const char *host, unsigned char bin[16], const char **zone)
+{
+	char a[INET6_ADDRSTRLEN + 1];
+	size_t n = strcspn(host, "%");
+
+	*zone = host + n;
+	if (n >= sizeof(a))
+		return 0;
+	memcpy(a, host, n);
+	a[n] = '\0';
+	memset(bin, 0, 16);
+	if (inet_pton(AF_INET, a, bin) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, a, bin) == 1)
+		return AF_INET6;
+	return 0;
+}
+
+/* Is s a plausible DNS name (for --sni): letters, digits, '-', '.'? */
+int
+url_is_dns_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253 || s[0] == '.' || s[0] == '-')
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789-.") == n;
+}
+
+/* Is host an IPv4 or IPv6 address (rather than a name)? */
+int
+url_host_is_ip(const char *host)
+{
+	unsigned char bin[16];
+	const char *zone;
+
+	return ip_of(host, bin, &zone) != 0;
+}
+
+/* Are host a and b, with their ports, the same: names without regard
+ * to case, addresses by value (so ::1 and 0::1 are the same)? */
+static int
+same_host(const char *a, int pa, const char *b, int pb)
+{
+	unsigned char ba[16], bb[16];
+	const char *za, *zb;
+	int fa, fb;
+
+	if (pa != pb)
+		return 0;
+	fa = ip_of(a, ba, &za);
+	fb = ip_of(b, bb, &zb);
+	if (fa != 0 || fb != 0)
+		return fa == fb && memcmp(ba, bb, 16) == 0 && strcmp(za, zb) == 0;
+	return strcasecmp(a, b) == 0;
+}
+
+/*
+ * Do a and b name the same server and database, as far as their text
+ * tells: the same host and port (same_host()), the same socket path, or
+ * the same service known to a sentinel they share.  The scheme and the
+ * credentials do not matter.  (Two names for one server, such as
+ * localhost and 127.0.0.1, are only found by asking the servers.)
+ */
+int
+url_same_server(const struct url *a, const struct url *b)
+{
+	if (a->kind != b->kind || a->db != b->db)
+		return 0;
+	if (a->kind == URL_UNIX)
+		return strcmp(a->path, b->path) == 0;
+	if (a->kind == URL_TCP)
+		return same_host(a->host, a->port, b->host, b->port);
+	if (strcmp(a->service, b->service) != 0)
+		return 0;
+	for (int i = 0; i < a->nsentinels; i++)
+		for (int j = 0; j < b->nsentinels; j++)
+			if (same_host(a->sentinels[i].host, a->sentinels[i].port,
+			    b->sentinels[j].host, b->sentinels[j].port))
+				return 1;
+	return 0;
 }
 
 /*

@@ -14,7 +14,9 @@ struct url_sentinel {
 
 struct url {
 	enum url_kind kind;
-	char *host;		/* URL_TCP: name or address, no brackets */
+	int tls;		/* rediss://, rediss+sentinel://, or --tls */
+	char *host;		/* URL_TCP: name or address, no brackets; an
+				 * IPv6 zone follows a '%' (fe80::1%eth0) */
 	int port;
 	char *path;		/* URL_UNIX: socket path */
 	int db;
@@ -25,12 +27,14 @@ struct url {
 	struct url_sentinel *sentinels;
 	int nsentinels;
 	char *service;
-	int tls;		/* rediss+sentinel:// */
 };
 
 int url_parse(const char *s, struct url *u, char *err, size_t errlen);
 void url_free(struct url *u);
 void url_redact(const char *s, char *buf, size_t len);
 void url_name(const struct url *u, char *buf, size_t len);
+int url_same_server(const struct url *a, const struct url *b);
+int url_host_is_ip(const char *host);
+int url_is_dns_name(const char *s);
 
 #endif

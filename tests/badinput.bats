@@ -273,7 +273,7 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()' "$REDIS_SO
 
 @test "URLs with a bad scheme are usage errors" {
 	local u
-	for u in '' http://127.0.0.1:6379 https://h rediss://127.0.0.1:6379 \
+	for u in '' http://127.0.0.1:6379 https://h rediss:/127.0.0.1:1 \
 		ftp://h redis:/h redis:h 'redis//h' 127.0.0.1:6379 localhost \
 		unix:/tmp/s.sock unix://relative.sock unix:// redis:// ://h tcp://h:1; do
 		expect_usage_error -u "$u" name true
@@ -330,7 +330,7 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()' "$REDIS_SO
 	for u in 'redis://:hunter2@host:99999' 'redis://user:hunter2@host:0' \
 		'redis://:hunter2@host/x' 'redis://:hunter2@host:x/1' \
 		'redis://:hunter2@[::1' 'redis://:hunter2@' 'redis://:hunter2%zz@host' \
-		'redis://:%zzhunter2@host' 'rediss://:hunter2@host' 'http://:hunter2@host' \
+		'redis://:%zzhunter2@host' 'rediss://:hunter2@host:0' 'http://:hunter2@host' \
 		'redis://:hunter2@ho st' 'redis://:hunter2@host?x' 'redis://a@b:hunter2@host:0'; do
 		expect_usage_error -u "$u" name true
 	done

@@ -181,7 +181,7 @@ assert_no_contact() {
 
 @test "bad URLs are usage errors" {
 	local u
-	for u in '' http://127.0.0.1:6379 rediss://127.0.0.1:6379 127.0.0.1:6379 \
+	for u in '' http://127.0.0.1:6379 rediss:/127.0.0.1:1 127.0.0.1:6379 \
 		localhost redis:// redis://127.0.0.1:0 redis://127.0.0.1:65536 \
 		redis://127.0.0.1:port redis://127.0.0.1:6379/x redis://127.0.0.1:6379/-1 \
 		'redis://:%zz@127.0.0.1:6379' unix:// 'unix:///tmp/x.sock?db=x'; do

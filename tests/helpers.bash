@@ -470,6 +470,8 @@ common_setup_file() {
 	# The environment of the person running the tests must not leak in.
 	unset REDLOCK_URL REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD
 	unset REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE
+	# Nor any option's variable (REDLOCK_TTL, REDLOCK_TLS, ...).
+	unset "${!REDLOCK_@}"
 }
 
 common_teardown_file() {

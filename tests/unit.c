@@ -1,14 +1,19 @@
 /*
- * unit.c - unit tests of the pure parsers (DURATION, URL, the URL list
- * of $REDLOCK_URL), printing TAP.
+ * unit.c - unit tests of the pure parsers (DURATION, URL, the command
+ * line and the environment), printing TAP.  Linked without hiredis and
+ * OpenSSL.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
 #include "url.h"
+
+extern char **environ;
 
 static int n, failed;
 
@@ -129,6 +134,51 @@ env_splits(const char *env, const char *want)
 	unsetenv("REDLOCK_URL");
 }
 
+/* s is rejected with a message that contains want. */
+static void
+url_bad_why(const char *s, const char *want)
+{
+	struct url u;
+	char err[128] = "";
+	int rc = url_parse(s, &u, err, sizeof(err));
+
+	ok(rc < 0 && strstr(err, want) != NULL, "URL is rejected saying why", s);
+	if (rc == 0 || strstr(err, want) == NULL)
+		printf("# got rc=%d '%s', want '%s'\n", rc, err, want);
+	url_free(&u);
+}
+
+/* s parses, with TLS or not, and host (when not NULL). */
+static void
+url_tls(const char *s, int tls, const char *host)
+{
+	struct url u;
+	char err[128];
+	int rc = url_parse(s, &u, err, sizeof(err));
+
+	ok(rc == 0 && u.tls == tls && (host == NULL ||
+	    strcmp(u.host, host) == 0), tls ? "URL is TLS" : "URL is plain", s);
+	if (rc != 0)
+		printf("# error: %s\n", err);
+	url_free(&u);
+}
+
+/* a and b parse and name the same server (or not). */
+static void
+same_server(const char *a, const char *b, int same)
+{
+	struct url ua, ub;
+	char err[128], what[256];
+	int rc = url_parse(a, &ua, err, sizeof(err)) |
+	    url_parse(b, &ub, err, sizeof(err));
+
+	snprintf(what, sizeof(what), "%s %s", a, b);
+	ok(rc == 0 && url_same_server(&ua, &ub) == same,
+	    same ? "URLs name the same server" : "URLs name other servers", what);
+	url_free(&ua);
+	url_free(&ub);
+}
+
 static void
 redacts(const char *s, const char *want)
 {
@@ -137,6 +187,277 @@ redacts(const char *s, const char *want)
 	url_redact(s, buf, sizeof(buf));
 	ok(strcmp(buf, want) == 0 && strstr(buf, "secret") == NULL,
 	    "URL is redacted", s);
+}
+
+/* --- config_parse ------------------------------------------------------- */
+
+/* Remove every REDLOCK_* variable and REDISCLI_AUTH. */
+static void
+env_clear(void)
+{
+	char name[128];
+
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; *e != NULL; e++) {
+			size_t len = strcspn(*e, "=");
+			if ((strncmp(*e, "REDLOCK_", 8) == 0 ||
+			    strncmp(*e, "REDISCLI_AUTH=", 14) == 0) &&
+			    len < sizeof(name)) {
+				snprintf(name, sizeof(name), "%.*s", (int)len, *e);
+				unsetenv(name);
+				again = 1;
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * Parse "redlock ARGS..." (NULL-terminated) with the environment given
+ * in env ("VAR=VALUE" words, NULL-terminated, may be NULL); returns the
+ * result, c filled, message in err.
+ */
+static int
+parse(struct config *c, char *err, size_t errlen, const char *const *env,
+    ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	env_clear();
+	for (; env != NULL && *env != NULL; env++) {
+		char *kv = strdup(*env), *eq = strchr(kv, '=');
+		*eq = '\0';
+		setenv(kv, eq + 1, 1);
+		free(kv);
+	}
+	argv[argc++] = "redlock";
+	va_start(ap, env);
+	// NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	return config_parse(c, argc, argv, err, errlen);
+}
+
+#define ENV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+/* The end of parse()'s argument words. */
+#define END ((char *)NULL)
+
+/* A usage error whose message contains want. */
+static void
+usage_says(int rc, const char *err, const char *want, const char *what)
+{
+	ok(rc == CONFIG_USAGE && strstr(err, want) != NULL,
+	    "usage error naming the culprit", what);
+	if (rc != CONFIG_USAGE || strstr(err, want) == NULL)
+		printf("# got rc=%d '%s', want '%s'\n", rc, err, want);
+}
+
+static void
+config_env_tests(void)
+{
+	struct config c;
+	char err[512];
+	int rc;
+
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=10m"), "n", "true", END);
+	ok(rc == CONFIG_OK && c.ttl == 600000, "REDLOCK_TTL sets --ttl", "10m");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=garbage"), "n", "true", END);
+	usage_says(rc, err, "REDLOCK_TTL", "REDLOCK_TTL=garbage");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL=garbage"), "-t", "5s",
+	    "n", "true", END);
+	ok(rc == CONFIG_OK && c.ttl == 5000, "the command line wins", "-t 5s");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTL="), "n", "true", END);
+	ok(rc == CONFIG_OK && c.ttl == 30000, "an empty variable is unset",
+	    "REDLOCK_TTL=");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_WAIT=5s"), "-n", "n",
+	    "true", END);
+	ok(rc == CONFIG_OK && c.wait == 0, "-n wins over REDLOCK_WAIT", "-n");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_WAIT=5s",
+	    "REDLOCK_TIMEOUT=bad", "REDLOCK_COMMAND=x", "REDLOCK_KEY=k",
+	    "REDLOCK_CERT=c", "REDLOCK_NAME=x", "REDLOCK_JSON=maybe"),
+	    "n", "true", END);
+	ok(rc == CONFIG_OK && c.wait == 5000 && c.shell == NULL &&
+	    c.tls_opts.cert == NULL, "only the options' variables count",
+	    "REDLOCK_WAIT");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_ON_LOST=kill",
+	    "REDLOCK_CONFLICT_EXIT_CODE=7", "REDLOCK_KILL_AFTER=1s",
+	    "REDLOCK_MIN_HOLD=2s", "REDLOCK_MAX_TIME=1h", "REDLOCK_PREFIX="),
+	    "n", "true", END);
+	ok(rc == CONFIG_OK && c.on_lost == ON_LOST_KILL && c.conflict_exit == 7 &&
+	    c.kill_after == 1000 && c.min_hold == 2000 &&
+	    c.max_time == 3600000 && strcmp(c.prefix, "") == 0,
+	    "every option with a value has its variable", "REDLOCK_ON_LOST...");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_ON_LOST=explode"), "n",
+	    "true", END);
+	usage_says(rc, err, "REDLOCK_ON_LOST", "REDLOCK_ON_LOST=explode");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_KILL_AFTER=1h"), "n",
+	    "true", END);
+	usage_says(rc, err, "REDLOCK_KILL_AFTER 1h", "REDLOCK_KILL_AFTER=1h");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=1",
+	    "REDLOCK_URL=redis://a,unix:///s,rediss://b:1",
+	    "REDLOCK_TLS_CERT=/c", "REDLOCK_TLS_KEY=/k", "REDLOCK_CACERT=/ca",
+	    "REDLOCK_CACERTDIR=/d", "REDLOCK_SNI=x.example"),
+	    "acquire", "n", END);
+	ok(rc == CONFIG_OK && c.nurls == 3 && c.urls[0].tls && !c.urls[1].tls &&
+	    c.urls[2].tls && c.tls_opts.used &&
+	    strcmp(c.tls_opts.cert, "/c") == 0 && strcmp(c.tls_opts.key, "/k") == 0 &&
+	    strcmp(c.tls_opts.cacert, "/ca") == 0 &&
+	    strcmp(c.tls_opts.cacertdir, "/d") == 0 &&
+	    strcmp(c.tls_opts.sni, "x.example") == 0,
+	    "REDLOCK_TLS and the TLS variables", "REDLOCK_TLS=1");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=maybe"), "n", "true", END);
+	usage_says(rc, err, "REDLOCK_TLS", "REDLOCK_TLS=maybe");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS=0"), "n", "true", END);
+	ok(rc == CONFIG_OK && !c.tls_opts.used, "REDLOCK_TLS=0 is off", "0");
+	config_free(&c);
+}
+
+static void
+config_tls_tests(void)
+{
+	struct config c;
+	char err[512];
+	int rc;
+
+	rc = parse(&c, err, sizeof(err), NULL, "-u", "redis://h", "n", "true", END);
+	ok(rc == CONFIG_OK && !c.tls_opts.used, "plain URLs need no TLS", "redis://h");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "--tls", "--insecure", "-u",
+	    "unix:///s", "-u", "redis://h", "n", "true", END);
+	ok(rc == CONFIG_OK && c.urls[1].tls && !c.urls[0].tls &&
+	    c.tls_opts.used && c.tls_opts.insecure, "--tls: unix:// stays plain",
+	    "--tls");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "--cert", "/c.pem", "n", "true", END);
+	usage_says(rc, err, "/c.pem", "--cert without --key");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TLS_KEY=/k.pem"), "n", "true",
+	    END);
+	usage_says(rc, err, "/k.pem", "--key without --cert");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "--sni", "bad name", "n", "true", END);
+	usage_says(rc, err, "--sni", "--sni 'bad name'");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "--cacert", "", "n", "true", END);
+	usage_says(rc, err, "--cacert", "--cacert ''");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "-u", "redis://h:6379", "-u",
+	    "rediss://:pw@H", "n", "true", END);
+	usage_says(rc, err, "given twice", "the same server twice");
+	ok(strstr(err, "pw") == NULL, "the duplicate is shown without password",
+	    err);
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_URL=unix:///s?db=1, unix:///s?db=2"),
+	    "n", "true", END);
+	ok(rc == CONFIG_OK && c.nurls == 2, "two databases are two servers",
+	    "unix:///s?db=1,2");
+	config_free(&c);
+}
+
+/* Write s to a new temporary file; returns its malloc'd path. */
+static char *
+temp_file(const char *s, size_t n)
+{
+	char *path = strdup("/tmp/redlock-unit.XXXXXX");
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, s, n) != (ssize_t)n)
+		abort();
+	close(fd);
+	return path;
+}
+
+static void
+config_password_tests(void)
+{
+	struct config c;
+	char err[512], var[300];
+	char *pw = temp_file("s3cret\r\nsecond line\n", 21);
+	char *empty = temp_file("\nx\n", 3);
+	int rc;
+
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_PASSWORD=env",
+	    "REDISCLI_AUTH=cli"), "--password-file", pw, "n", "true", END);
+	ok(rc == CONFIG_OK && c.password && strcmp(c.password, "s3cret") == 0,
+	    "--password-file: the first line without its end, before "
+	    "$REDLOCK_PASSWORD", pw);
+	config_free(&c);
+	snprintf(var, sizeof(var), "REDLOCK_PASSWORD_FILE=%s", pw);
+	rc = parse(&c, err, sizeof(err), ENV(var), "n", "true", END);
+	ok(rc == CONFIG_OK && c.password && strcmp(c.password, "s3cret") == 0,
+	    "$REDLOCK_PASSWORD_FILE", pw);
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV(var), "--password-file", empty,
+	    "n", "true", END);
+	usage_says(rc, err, empty, "--password-file wins, and its empty line");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), NULL, "--password-file", "/nonexistent/pw",
+	    "n", "true", END);
+	usage_says(rc, err, "/nonexistent/pw", "a missing password file");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_PASSWORD=env",
+	    "REDISCLI_AUTH=cli"), "n", "true", END);
+	ok(rc == CONFIG_OK && strcmp(c.password, "env") == 0,
+	    "$REDLOCK_PASSWORD before $REDISCLI_AUTH", "env");
+	config_free(&c);
+	rc = parse(&c, err, sizeof(err), ENV("REDISCLI_AUTH=cli"), "n", "true", END);
+	ok(rc == CONFIG_OK && strcmp(c.password, "cli") == 0,
+	    "$REDISCLI_AUTH last", "cli");
+	config_free(&c);
+	unlink(pw);
+	unlink(empty);
+	free(pw);
+	free(empty);
+	env_clear();
+}
+
+/* TLS, query parameters, IPv6 zones, the same server twice. */
+static void
+url_more_tests(void)
+{
+	url_bad("rediss://host:0");
+	url_bad("redis://[zz::1]");
+	url_bad("redis://[fe80::1%lo]");
+	url_bad("redis://[fe80::1%25]");
+	url_bad("redis://[fe80::1%25a/b]");
+	url_bad_why("redis://h:1/1?x=y", "unknown query parameter 'x'");
+	url_bad_why("unix:///s?db=1&db=2", "'db' given twice");
+	url_bad_why("unix:///s?db", "'db' needs a value");
+	url_bad_why("unix:///s?foo=1", "unknown query parameter 'foo'");
+	url_bad_why("redis://h?db=1", "'db' does not apply");
+	url_bad_why("redis://h/1#x", "'#'");
+	url_tls("rediss://h", 1, "h");
+	url_tls("REDISS://h:1/2", 1, "h");
+	url_tls("redis://h", 0, "h");
+	url_tls("unix:///s", 0, NULL);
+	url_tls("redis://[fe80::1%25lo]:1", 0, "fe80::1%lo");
+	url_tls("rediss://[fe80::1%25eth0.2]", 1, "fe80::1%eth0.2");
+	same_server("redis://h:6379", "rediss://u:p@H", 1);
+	same_server("redis://h/1", "redis://h/2", 0);
+	same_server("redis://h:1", "redis://h:2", 0);
+	same_server("redis://[::1]", "redis://[0:0::1]", 1);
+	same_server("redis://127.0.0.1", "redis://localhost", 0);
+	same_server("unix:///s", "unix:///s?db=0", 1);
+	same_server("unix:///s", "redis://s", 0);
+	ok(url_host_is_ip("127.0.0.1") && url_host_is_ip("::1") &&
+	    url_host_is_ip("fe80::1%lo") && !url_host_is_ip("localhost") &&
+	    !url_host_is_ip("1.2.3"), "url_host_is_ip", "addresses and names");
 }
 
 int
@@ -194,7 +515,6 @@ main(void)
 	url_bad("");
 	url_bad("127.0.0.1:6379");
 	url_bad("http://host");
-	url_bad("rediss://host");
 	url_bad("redis://");
 	url_bad("redis://host:");
 	url_bad("redis://host:0");
@@ -250,6 +570,11 @@ main(void)
 	redacts("redis://:secret/x@h", "redis://***@h");
 	redacts("redis://:se?cret@h:1", "redis://***@h:1");
 	redacts("redis://:secret#@h", "redis://***@h");
+
+	url_more_tests();
+	config_env_tests();
+	config_tls_tests();
+	config_password_tests();
 
 	printf("1..%d\n", n);
 	return failed != 0;

@@ -36,7 +36,7 @@ LDFLAGS=${LDFLAGS:-}
 if [ -z "${VERSION:-}" ]; then
 	VERSION=$(sed -n 's/^VERSION *= *//p' Makefile)
 fi
-pkg_cflags=$(pkg-config --cflags hiredis uuid 2>/dev/null || true)
+pkg_cflags=$(pkg-config --cflags hiredis uuid openssl 2>/dev/null || true)
 pkg_libs=$(pkg-config --libs hiredis uuid 2>/dev/null || echo '-lhiredis -luuid')
 
 out=build/$variant
@@ -61,9 +61,9 @@ for src in src/*.c; do
 done
 # shellcheck disable=SC2086
 "$CC" "$@" $LDFLAGS -o "$out/redlock" $objs $pkg_libs -pthread
-# The unit tests need only the parsers (config.c for $REDLOCK_URL).
+# The unit tests need only the pure parsers (no hiredis, no OpenSSL).
 # shellcheck disable=SC2086
 "$CC" "$@" -Isrc $LDFLAGS -o "$out/unit" tests/unit.c "$out/url.o" \
-	"$out/clock.o" "$out/config.o" "$out/lease.o" "$out/log.o" \
-	$pkg_libs -pthread
+	"$out/clock.o" "$out/lease.o" "$out/config.o" "$out/config_env.o" \
+	"$out/log.o" -pthread
 echo "build-variant: $variant: built $out/redlock and $out/unit"

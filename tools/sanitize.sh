@@ -8,14 +8,16 @@
 #          the C unit tests and the whole bats suite (tests/run.sh).
 #   tsan   ThreadSanitizer; the tests that exercise the renewal thread
 #          and the signal plumbing (tests/renew.bats, tests/signals.bats,
-#          tests/unavailable.bats: servers dying under a renewing holder).
+#          tests/unavailable.bats: servers dying under a renewing holder;
+#          tests/tls.bats: the renewal thread opening its own TLS
+#          connections on the shared SSL_CTX).
 #
 # Usage: tools/sanitize.sh [asan] [tsan]      (default: both)
 # Environment:
 #   SAN_CC        compiler for the sanitizer builds (default: clang; gcc
 #                 works too)
 #   TSAN_TESTS    bats files for the tsan run, relative to tests/
-#                 (default: "renew.bats signals.bats unavailable.bats")
+#                 (default: "renew.bats signals.bats unavailable.bats tls.bats")
 #   SAN_FILTER    a bats --filter regex for both runs (default: none)
 #
 # A sanitizer report fails the run even when no test notices it: every
@@ -32,7 +34,7 @@ cd "$(dirname "$0")/.." || exit 70
 repo=$PWD
 cc=${SAN_CC:-clang}
 filter=${SAN_FILTER:-}
-read -r -a tsan_tests <<<"${TSAN_TESTS:-renew.bats signals.bats unavailable.bats}"
+read -r -a tsan_tests <<<"${TSAN_TESTS:-renew.bats signals.bats unavailable.bats tls.bats}"
 
 variants=("$@")
 ((${#variants[@]})) || variants=(asan tsan)

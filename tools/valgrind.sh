@@ -2,7 +2,8 @@
 #
 # valgrind.sh - representative runs of redlock under valgrind (`make
 # valgrind`): the run form with renewals, every verb, waiting, a quorum,
-# re-entrance, error paths, a lost lock, a server that dies, signals.
+# re-entrance, error paths, a lost lock, a server that dies, signals,
+# TLS (a run with renewals, a verb, a verification failure, a bad key).
 # Each run must end with its expected exit status and valgrind must
 # report nothing: no memory error, no definite or indirect leak, in
 # redlock and in the guard process it forks (valgrind follows a fork;
@@ -37,12 +38,14 @@ pids=()
 
 # --- private redis-servers -------------------------------------------------
 
-# start_server NAME: redis-server on $dir/NAME.sock, no persistence.
+# start_server NAME [OPTION...]: redis-server on $dir/NAME.sock, no
+# persistence, with the redis-server options given.
 start_server() {
 	local name=$1 i
+	shift
 	redis-server --daemonize yes --port 0 --unixsocket "$dir/$name.sock" \
 		--unixsocketperm 700 --save '' --appendonly no --dir "$dir" \
-		--pidfile "$dir/$name.pid" --logfile "$dir/$name.log" \
+		--pidfile "$dir/$name.pid" --logfile "$dir/$name.log" "$@" \
 		</dev/null >/dev/null 2>&1 || return 1
 	for ((i = 0; i < 200; i++)); do
 		[[ $(redis-cli -s "$dir/$name.sock" PING 2>/dev/null) == PONG ]] &&
@@ -81,6 +84,7 @@ cleanup() {
 	done
 	stop_server main
 	stop_server doomed
+	stop_server tls
 	if [[ -n ${VG_KEEP:-} ]]; then
 		echo "# valgrind: logs kept in $dir"
 	else
@@ -258,6 +262,41 @@ check acquire-held 0 acquire -t 30s held
 background signal-waiting held true
 wait_for blpop_waiting && kill -TERM "$BG"
 finish signal-waiting 143
+
+# TLS, against a server with a TLS port and a certificate made here for
+# localhost, signed by a CA of our own.
+tls_server() {
+	local port
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$dir/ca.key" -out "$dir/ca.crt" -days 1 \
+		-subj /CN=redlock-vg-ca 2>/dev/null &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+			-keyout "$dir/srv.key" -out "$dir/srv.csr" -subj /CN=localhost \
+			2>/dev/null &&
+		printf 'subjectAltName=DNS:localhost\n' >"$dir/srv.ext" &&
+		openssl x509 -req -in "$dir/srv.csr" -CA "$dir/ca.crt" \
+			-CAkey "$dir/ca.key" -CAcreateserial -days 1 \
+			-extfile "$dir/srv.ext" -out "$dir/srv.crt" 2>/dev/null &&
+		openssl pkey -in "$dir/srv.key" -aes256 -passout pass:x \
+			-out "$dir/enc.key" 2>/dev/null || return 1
+	port=$(/usr/bin/python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || return 1
+	start_server tls --tls-port "$port" --tls-cert-file "$dir/srv.crt" \
+		--tls-key-file "$dir/srv.key" --tls-ca-cert-file "$dir/ca.crt" \
+		--tls-auth-clients no --bind 127.0.0.1 || return 1
+	tls_url=rediss://localhost:$port
+}
+if command -v openssl >/dev/null && tls_server; then
+	check tls-run-renewing 0 -t 2s -u "$tls_url" --cacert "$dir/ca.crt" \
+		tlsjob sleep 3
+	check tls-status 1 -u "$tls_url" --cacert "$dir/ca.crt" status tlsjob
+	check tls-verify-failed 69 -u "$tls_url" tlsjob true
+	check tls-encrypted-key 64 -u "$tls_url" --cacert "$dir/ca.crt" \
+		--cert "$dir/srv.crt" --key "$dir/enc.key" tlsjob true
+else
+	echo "not ok - tls: no TLS server (openssl, redis-server --tls-port)"
+	failed=$((failed + 1))
+fi
 
 echo "# valgrind: $passed passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# The least-privilege ACL user of the man page (SPEC §8): the
+# `ACL SETUSER` line is read from man/redlock.1 itself, so that a change
+# to what redlock sends (its scripts, its commands, its keys) fails here
+# until the man page says what it needs.  Every verb runs as that user
+# with Redis logging no denial, and every permission of the line is
+# needed by some step.  A permission missing gives Redis's NOPERM reason.
+
+load helpers
+
+USER_PW='Acl-User-Pw-61f0'
+
+setup_file() {
+	common_setup_file
+	start_redis main --tcp
+	use_redis main
+	printf '%s\n' "$USER_PW" >"$BATS_FILE_TMPDIR/user.pw"
+}
+teardown_file() { common_teardown_file; }
+setup() {
+	common_setup
+	rcli ACL DELUSER redlock >/dev/null
+	rcli ACL LOG RESET >/dev/null
+	# As the user, with the password from a file, which nested redlocks
+	# (re-entrance) inherit.
+	REDLOCK_URL="redis://redlock@127.0.0.1:$(redis_port main)"
+	export REDLOCK_URL
+	export REDLOCK_PASSWORD_FILE=$BATS_FILE_TMPDIR/user.pw
+}
+teardown() { common_teardown; }
+
+# The ACL SETUSER line of the man page, as words, in ACL_WORDS.
+read_acl_line() {
+	local line
+	line=$(grep -m1 '^ACL SETUSER ' "$REPO_DIR/man/redlock.1")
+	[[ -n $line ]] || fail "no 'ACL SETUSER' line in man/redlock.1"
+	read -r -a ACL_WORDS <<<"$line"
+}
+
+# set_user [WORD-TO-DROP]: create the user from the man page's line, with
+# the test's password, without WORD-TO-DROP.
+set_user() {
+	local w
+	local -a args=()
+	read_acl_line
+	for w in "${ACL_WORDS[@]:2}"; do
+		[[ $w == "${1:-}" ]] && continue
+		[[ $w == '>PASSWORD' ]] && w=">$USER_PW"
+		args+=("$w")
+	done
+	[[ $(rcli ACL SETUSER "${args[@]}") == OK ]]
+}
+
+acl_denials() { rcli ACL LOG | grep -c . || true; }
+blpop_waiting() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
+
+# cycle [soft]: every verb and path of redlock once, on a fresh name.
+# Strict (the default): each step must do what it should.  soft: run the
+# steps whatever happens, for the denials they cause, waiting briefly.
+cycle() {
+	local soft=${1:-} tok status w=10
+	[[ -n $soft ]] && w=1
+	# The run form, renewing, with a nested redlock (re-entrance).
+	redlock -w "$w" -t 300ms job sh -c 'sleep 0.4; redlock -w 1 "$REDLOCK_NAME" true' ||
+		[[ -n $soft ]] || return 1
+	tok=$(redlock acquire -w "$w" -t 20s job) || [[ -n $soft ]] || return 1
+	redlock status job >/dev/null || [[ -n $soft ]] || return 1
+	[[ $(redlock list) == job* ]] || [[ -n $soft ]] || return 1
+	redlock extend -t 20s job "$tok" || [[ -n $soft ]] || return 1
+	status=0
+	redlock -n job true 2>/dev/null || status=$?
+	[[ $status == 1 || -n $soft ]] || return 1
+	# A waiter, woken by the release.
+	bg_start waiter "$RL" -w "$((w + 1))" job true
+	wait_until -t "$w" blpop_waiting || [[ -n $soft ]] || return 1
+	redlock release job "$tok" || [[ -n $soft ]] || return 1
+	bg_wait waiter "$((w + 5))" && [[ $BG_STATUS == 0 ]] || [[ -n $soft ]] || return 1
+	redlock acquire -w "$w" job >/dev/null || [[ -n $soft ]] || return 1
+	redlock break job 2>/dev/null || [[ -n $soft ]] || return 1
+	redlock break --fence job 2>/dev/null || [[ -n $soft ]] || return 1
+	return 0
+}
+
+@test "the man page gives an ACL SETUSER line for a user with a password" {
+	read_acl_line
+	assert_equal "${ACL_WORDS[0]} ${ACL_WORDS[1]}" 'ACL SETUSER'
+	assert_equal "${ACL_WORDS[2]}" redlock
+	[[ " ${ACL_WORDS[*]} " == *' >PASSWORD '* ]] || fail "no >PASSWORD: ${ACL_WORDS[*]}"
+	[[ " ${ACL_WORDS[*]} " != *' +@all '* && " ${ACL_WORDS[*]} " != *' ~* '* ]] ||
+		fail "not least privilege: ${ACL_WORDS[*]}"
+}
+
+@test "every verb works as the man page's ACL user, and Redis denies it nothing" {
+	set_user
+	cycle || fail "a step failed as the ACL user (ACL LOG: $(rcli ACL LOG | tr '\n' ' '))"
+	assert_equal "$(acl_denials)" 0
+}
+
+@test "every permission of the man page's ACL line is needed" {
+	local w
+	read_acl_line
+	for w in "${ACL_WORDS[@]:3}"; do
+		[[ $w == +* || $w == ~* ]] || continue
+		rcli FLUSHALL >/dev/null
+		rcli ACL LOG RESET >/dev/null
+		set_user "$w"
+		cycle soft
+		_kill_bg_jobs
+		(($(acl_denials) > 0)) || fail "nothing needs '$w': drop it from the man page"
+	done
+}
+
+@test "a command the user may not run gives 69 with Redis's NOPERM reason, naming the server" {
+	set_user +eval
+	run -69 --separate-stderr redlock job touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*eval"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	set_user +scan
+	run -69 --separate-stderr redlock list
+	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*scan"
+}
+
+@test "a key the user may not use gives 69 with Redis's NOPERM reason" {
+	set_user
+	run -69 --separate-stderr redlock -p other: job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*keys"
+}
