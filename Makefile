@@ -31,16 +31,17 @@ else
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
-SRCS = src/main.c src/config.c src/config_env.c src/url.c src/conn.c src/tls.c \
-	src/proto.c src/quorum.c src/proto_shared.c src/cluster.c src/topology.c \
-	src/sentinel.c src/failover.c src/lock.c src/wait.c src/inspect.c \
-	src/holder.c src/renew.c src/lease.c src/sig.c src/tree.c src/child.c \
-	src/guard.c src/supervise.c src/run.c src/verbs.c src/status.c src/stop.c \
-	src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
+SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
+	src/conn.c src/exec.c src/tls.c src/proto.c src/quorum.c src/proto_shared.c \
+	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
+	src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
+	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
+	src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c \
+	src/log.c
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
-UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_env.o \
-	src/log.o
+UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
+	src/config_env.o src/log.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.

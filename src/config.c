@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "config_args.h"
 #include "config_env.h"
 #include "lease.h"
 #include "log.h"
@@ -313,10 +314,7 @@ option_error(struct parse *p, int ch, const char *word)
 static int
 bad_operand(struct parse *p, const char *what)
 {
-	char shown[256];
-
-	url_redact(what, shown, sizeof(shown));
-	return bad(p, "unexpected argument '%s'", shown);
+	return config_bad_operand(what, p->err, p->errlen);
 }
 
 /*
@@ -403,77 +401,6 @@ parse_urls(struct config *c, struct parse *p)
 	return CONFIG_OK;
 }
 
-static int
-check_name(struct parse *p, const char *name)
-{
-	size_t n = name != NULL ? strlen(name) : 0;
-
-	if (n == 0)
-		return bad(p, "%s", "the lock NAME is empty");
-	if (n > CONFIG_NAME_MAX)
-		return bad(p, "the lock NAME is too long (%zu bytes, at most %d)",
-		    n, CONFIG_NAME_MAX);
-	return CONFIG_OK;
-}
-
-/* The run form after its options: NAME, then COMMAND or -c STRING. */
-static int
-run_operands(struct config *c, struct parse *p, int argc, char **argv)
-{
-	if (argc < 1)
-		return bad(p, "%s", "missing lock NAME");
-	c->name = argv[0];
-	if (argc >= 2 && (strcmp(argv[1], "-c") == 0 ||
-	    strcmp(argv[1], "--command") == 0)) {
-		if (argc < 3)
-			return bad(p, "option '%s' needs a value", argv[1]);
-		if (argc > 3)
-			return bad_operand(p, argv[3]);
-		c->shell = argv[2];
-	} else if (argc >= 2 && strncmp(argv[1], "--command=", 10) == 0) {
-		if (argc > 2)
-			return bad_operand(p, argv[2]);
-		c->shell = argv[1] + 10;
-	} else if (argc >= 2) {
-		if (c->shell != NULL)
-			return bad_operand(p, argv[1]);
-		c->cmd = &argv[1];
-	} else if (c->shell == NULL)
-		return bad(p, "%s", "missing COMMAND");
-	return check_name(p, c->name);
-}
-
-/* The operands of the other verbs. */
-static int
-verb_operands(struct config *c, struct parse *p, const char **ops, int n)
-{
-	static const int want[] = { 0, 1, 2, 2, 1, -1, 1, 1 };
-	static const char *const missing[] = {
-		"", "missing lock NAME", "missing lock NAME and TOKEN",
-		"missing lock NAME and TOKEN", "missing lock NAME", "",
-		"missing lock NAME", "missing lock NAME"
-	};
-	int w = want[c->verb];
-
-	if (w < 0) {
-		if (n > 1)
-			return bad_operand(p, ops[1]);
-		c->pattern = n == 1 ? ops[0] : NULL;
-		return CONFIG_OK;
-	}
-	if (n < w)
-		return bad(p, "%s", n == 1 ? "missing TOKEN" : missing[c->verb]);
-	if (n > w)
-		return bad_operand(p, ops[w]);
-	c->name = ops[0];
-	if (w == 2) {
-		c->token = ops[1];
-		if (c->token[0] == '\0')
-			return bad(p, "%s", "the TOKEN is empty");
-	}
-	return check_name(p, c->name);
-}
-
 /* The grace between SIGTERM and SIGKILL, given or derived from the TTL. */
 int64_t
 config_kill_after(const struct config *c)
@@ -527,8 +454,9 @@ parse_argv(struct config *c, struct parse *p, int argc, char **argv)
 		if (nops > 3)
 			return bad_operand(p, ops[3]);
 	}
-	return c->verb == VERB_RUN ? run_operands(c, p, argc, argv) :
-	    verb_operands(c, p, ops, nops);
+	return c->verb == VERB_RUN ?
+	    config_run_operands(c, argc, argv, p->err, p->errlen) :
+	    config_verb_operands(c, ops, nops, p->err, p->errlen);
 }
 
 /*

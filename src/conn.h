@@ -58,4 +58,15 @@ int conn_exec_until(struct conn *c, struct conn_req *r, int n,
     int64_t deadline, int intr_fd, conn_settled_fn *settled, const void *arg);
 void conn_req_clear(struct conn_req *r, int n);
 
+/* The transport under conn_exec() (exec.c): connect and queue the
+ * preamble, queue a command, move bytes, step a TLS handshake. */
+int conn_open(struct conn *c, char *err, size_t errlen);
+int conn_queue(struct conn *c, int argc, const char **argv,
+    const size_t *len);
+int conn_send(struct conn *c, char *why, size_t whylen);
+int conn_recv(struct conn *c, char *why, size_t whylen);
+short conn_events(const struct conn *c);
+int conn_handshake(struct conn *c, char *why, size_t whylen);
+int conn_pending(const struct conn *c);
+
 #endif

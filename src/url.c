@@ -269,7 +269,7 @@ parse_hostport(const char *s, size_t n, char **host, int *port, char *err,
     size_t errlen)
 {
 	const char *end = s + n, *p;
-	long v = *port;
+	long v;
 
 	if (n > 0 && *s == '[') {
 		const char *close = memchr(s, ']', n);
@@ -286,8 +286,10 @@ parse_hostport(const char *s, size_t n, char **host, int *port, char *err,
 		if (parse_hostname(s, (size_t)(p - s), host, err, errlen) < 0)
 			return -1;
 	}
-	if (p < end && (*p != ':' ||
-	    (v = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0))
+	if (p == end)
+		return 0;
+	if (*p != ':' ||
+	    (v = parse_uint(p + 1, (size_t)(end - p - 1), 1, 65535)) < 0)
 		return fail(err, errlen, "bad port");
 	*port = (int)v;
 	return 0;

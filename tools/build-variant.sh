@@ -64,6 +64,6 @@ done
 # The unit tests need only the pure parsers (no hiredis, no OpenSSL).
 # shellcheck disable=SC2086
 "$CC" "$@" -Isrc $LDFLAGS -o "$out/unit" tests/unit.c "$out/url.o" \
-	"$out/clock.o" "$out/lease.o" "$out/config.o" "$out/config_env.o" \
-	"$out/log.o" -pthread
+	"$out/clock.o" "$out/lease.o" "$out/config.o" "$out/config_args.o" \
+	"$out/config_env.o" "$out/log.o" -pthread
 echo "build-variant: $variant: built $out/redlock and $out/unit"

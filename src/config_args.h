@@ -1,0 +1,15 @@
+/* config_args.h - the operands of the command line (config_args.c) */
+#ifndef REDLOCK_CONFIG_ARGS_H
+#define REDLOCK_CONFIG_ARGS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+int config_run_operands(struct config *c, int argc, char **argv, char *err,
+    size_t errlen);
+int config_verb_operands(struct config *c, const char **ops, int n,
+    char *err, size_t errlen);
+int config_bad_operand(const char *what, char *err, size_t errlen);
+
+#endif
