@@ -81,6 +81,17 @@ conn_retarget(struct conn *c, const char *host, int port)
 	return 0;
 }
 
+/* Take over from's open connection, with nothing queued on it; from is
+ * left closed.  (sentinel.c opens the master's connection on a
+ * connection of its own, then hands it over.) */
+void
+conn_adopt(struct conn *c, struct conn *from)
+{
+	conn_close(c);
+	memcpy(&c->ctx, &from->ctx, sizeof(*c) - offsetof(struct conn, ctx));
+	memset(&from->ctx, 0, sizeof(*from) - offsetof(struct conn, ctx));
+}
+
 /* Free the replies of n requests and mark them empty. */
 void
 conn_req_clear(struct conn_req *r, int n)
@@ -142,14 +153,13 @@ conn_open(struct conn *c, char *err, size_t errlen)
 	const struct url *u = c->url;
 	int pre = 0;
 
+	/* Ask the sentinels where the master is now; it comes back
+	 * connected, authenticated and selected (SPEC section 9). */
+	if (u->kind == URL_SENTINEL && c->host[0] == '\0')
+		return sentinel_open(c, err, errlen) < 0 ? -1 : 0;
 	if (c->host[0] != '\0')
 		c->ctx = redisConnectNonBlock(c->host, c->port);
-	else if (u->kind == URL_SENTINEL) {
-		/* Ask the sentinels where the master is now; it comes back
-		 * connected and authenticated (SPEC section 9). */
-		if (sentinel_open(c, err, errlen) < 0)
-			return -1;
-	} else if (u->kind == URL_UNIX)
+	else if (u->kind == URL_UNIX)
 		c->ctx = redisConnectUnixNonBlock(u->path);
 	else
 		c->ctx = redisConnectNonBlock(u->host, u->port);
@@ -176,8 +186,7 @@ conn_open(struct conn *c, char *err, size_t errlen)
 		c->handshake = c->connecting = 1;
 		c->hwant = POLLOUT;
 	}
-	/* A master found through Sentinel comes authenticated. */
-	if (c->password != NULL && u->kind != URL_SENTINEL) {
+	if (c->password != NULL) {
 		/* AUTH [user] password */
 		const char *av[3] = { "AUTH", u->user, c->password };
 		int ac = 3;

@@ -52,6 +52,7 @@ typedef int conn_settled_fn(const struct conn_req *r, int n, const void *arg);
 void conn_init(struct conn *c, const struct url *u, const char *password);
 void conn_close(struct conn *c);
 int conn_retarget(struct conn *c, const char *host, int port);
+void conn_adopt(struct conn *c, struct conn *from);
 int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);
 int conn_exec_until(struct conn *c, struct conn_req *r, int n,

@@ -179,7 +179,7 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 		s->skip = conn_open(c, r->err, sizeof(r->err));
 		if (s->skip < 0)
 			return;
-		s->auth = c->password != NULL && c->url->kind != URL_SENTINEL;
+		s->auth = c->password != NULL && s->skip > 0;
 		s->fresh = 1;
 	}
 	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {

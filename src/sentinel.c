@@ -14,18 +14,22 @@
  * $REDLOCK_SENTINEL_PASSWORD; the URL's user information (or the usual
  * password sources) is the master's.
  *
- * These round trips are blocking, with the short timeouts below, and
- * happen before the connection joins conn.c's poll loop as a connected,
- * authenticated, non-blocking context.
+ * rediss+sentinel:// speaks TLS to the sentinels and to the master,
+ * both verified as usual (--cacert, --sni, --insecure).
+ *
+ * The dialogue runs on short-lived connections of its own, through
+ * conn_exec() like any other command (so TLS, AUTH and their messages
+ * are conn.c's and exec.c's), and the master's connection, once it said
+ * it is a master, is handed to the caller's connection: there is no
+ * second connection, and no blocking hiredis call.
  */
 #include "sentinel.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
+#include "clock.h"
 #include "log.h"
 
 /*
@@ -55,84 +59,43 @@ struct addr {
 /* What asking the sentinels has found so far, for the final message. */
 struct ask {
 	int unknown;		/* sentinels that know no such master */
-	char why[256];		/* the first sentinel's failure */
-	char master_why[256];	/* the last master's failure */
+	char why[320];		/* the first sentinel's failure */
+	char master_why[320];	/* the last master's failure */
 };
 
-/*
- * A blocking connection to host:port that gives up after ms, and reads
- * and writes with the same bound.  Returns it (close-on-exec), or NULL
- * with "host:port: reason" in why.
- */
-static redisContext *
-dial(const char *host, int port, int ms, char *why, size_t len)
-{
-	struct timeval tv = { .tv_sec = ms / 1000,
-	    .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
-	redisContext *ctx = redisConnectWithTimeout(host, port, tv);
-	const char *fmt = strchr(host, ':') ? "[%s]:%d: %s" : "%s:%d: %s";
-
-	if (ctx == NULL || ctx->err) {
-		snprintf(why, len, fmt, host, port,
-		    ctx != NULL ? ctx->errstr : "out of memory");
-		if (ctx != NULL)
-			redisFree(ctx);
-		return NULL;
-	}
-	(void)fcntl(ctx->fd, F_SETFD, FD_CLOEXEC);
-	(void)redisSetTimeout(ctx, tv);
-	return ctx;
-}
+/* How exec.c begins a failure to connect. */
+#define CONNECT_FAILED "cannot connect to "
 
 /*
- * Run one command on a blocking context.  Returns the reply (the caller
- * frees it), or NULL with "host:port: reason" in why; an error reply is
- * turned into NULL too, with authentication failures said plainly.
+ * Run one command on a new connection to host:port (TLS if u says so,
+ * authenticating as user/password, selecting u's database when db is
+ * set) within ms.  On success returns the reply, and the connection is
+ * left open in *c for the caller to close or adopt; otherwise NULL,
+ * with "NAME: reason" in why and *c closed.  An error reply is a
+ * failure too.
  */
 static redisReply *
-ask_one(redisContext *ctx, const char *name, int argc, const char **argv,
-    char *why, size_t len)
+ask_once(struct conn *c, struct url *at, const char *name, const char *user,
+    const char *password, int argc, const char **argv, int ms, char *why,
+    size_t len)
 {
-	redisReply *p = redisCommandArgv(ctx, argc, argv, NULL);
+	struct conn_req r = { .argc = argc, .argv = argv };
 
-	if (p == NULL) {
-		snprintf(why, len, "%s: %s", name, ctx->errstr[0] ?
-		    ctx->errstr : "no reply");
-		return NULL;
-	}
-	if (p->type != REDIS_REPLY_ERROR)
-		return p;
-	if (strncmp(p->str, "NOAUTH", 6) == 0)
-		snprintf(why, len, "%s: authentication required", name);
-	else if (strncmp(p->str, "WRONGPASS", 9) == 0 ||
-	    (strcmp(argv[0], "AUTH") == 0 && strncmp(p->str, "NOPERM", 6) != 0))
-		snprintf(why, len, "%s: authentication refused", name);
-	else
-		snprintf(why, len, "%s: %s", name, p->str);
-	freeReplyObject(p);
+	at->user = (char *)user;
+	conn_init(c, at, password);
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	conn_exec(c, &r, 1, clock_ms() + ms, -1);
+	if (r.reply != NULL && r.reply->type != REDIS_REPLY_ERROR)
+		return r.reply;
+	if (r.reply != NULL)
+		snprintf(why, len, "%s: %s", name, r.reply->str);
+	else	/* the server is named in what follows */
+		snprintf(why, len, "%s", strncmp(r.err, CONNECT_FAILED,
+		    strlen(CONNECT_FAILED)) == 0 ? r.err + strlen(CONNECT_FAILED) :
+		    r.err);
+	conn_req_clear(&r, 1);
+	conn_close(c);
 	return NULL;
-}
-
-/* AUTH [user] password, if there is a password.  Returns 0, or -1 with
- * the reason in why. */
-static int
-auth(redisContext *ctx, const char *name, const char *user,
-    const char *password, char *why, size_t len)
-{
-	const char *av[3] = { "AUTH", user, password };
-	redisReply *p;
-
-	if (password == NULL || password[0] == '\0')
-		return 0;
-	if (user == NULL || user[0] == '\0') {
-		av[1] = password;
-		p = ask_one(ctx, name, 2, av, why, len);
-	} else
-		p = ask_one(ctx, name, 3, av, why, len);
-	if (p == NULL)
-		return -1;
-	freeReplyObject(p);
-	return 0;
 }
 
 /* Read a sentinel's {host, port} answer into a; 0 if it is not one. */
@@ -154,10 +117,17 @@ addr_of(const redisReply *p, struct addr *a)
 	return 1;
 }
 
+/* The name of host:port in messages. */
+static void
+name_of(char *buf, size_t len, const char *host, int port)
+{
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
 /*
  * Ask sentinel i of u where the master is.  Returns 1 with the address
  * in *a, 0 when the sentinel knows no master of that name, -1 when it
- * could not be asked (the reason in a->why's place: why).
+ * could not be asked (the reason in why).
  */
 static int
 ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
@@ -165,79 +135,62 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 {
 	const struct url_sentinel *s = &u->sentinels[i];
 	const char *av[3] = { "SENTINEL", "get-master-addr-by-name", u->service };
+	struct url at = { .kind = URL_TCP, .tls = u->tls, .host = s->host,
+	    .port = s->port };
+	struct conn c;
 	char name[200];
-	redisContext *ctx;
-	redisReply *p = NULL;
+	redisReply *p;
 	int rc = -1;
 
-	snprintf(name, sizeof(name), strchr(s->host, ':') ? "sentinel [%s]:%d" :
-	    "sentinel %s:%d", s->host, s->port);
-	if ((ctx = dial(s->host, s->port, SENTINEL_TIMEOUT_MS, why, len)) == NULL)
+	name_of(name, sizeof(name), s->host, s->port);
+	p = ask_once(&c, &at, name, getenv("REDLOCK_SENTINEL_USER"),
+	    getenv("REDLOCK_SENTINEL_PASSWORD"), 3, av, SENTINEL_TIMEOUT_MS,
+	    why, len);
+	if (p == NULL)
 		return -1;
-	if (auth(ctx, name, getenv("REDLOCK_SENTINEL_USER"),
-	    getenv("REDLOCK_SENTINEL_PASSWORD"), why, len) == 0 &&
-	    (p = ask_one(ctx, name, 3, av, why, len)) != NULL) {
-		if (p->type == REDIS_REPLY_NIL)
-			rc = 0;
-		else if (addr_of(p, a))
-			rc = 1;
-		else
-			snprintf(why, len, "%s: unexpected reply", name);
-		freeReplyObject(p);
-	}
-	redisFree(ctx);
+	if (p->type == REDIS_REPLY_NIL)
+		rc = 0;
+	else if (addr_of(p, a))
+		rc = 1;
+	else
+		snprintf(why, len, "%s: unexpected reply", name);
+	freeReplyObject(p);
+	conn_close(&c);
 	return rc;
 }
 
 /*
- * Connect to the master at a, authenticate as c says, and make sure it
- * is a master now.  Returns the blocking context, or NULL with the
- * reason in why.
+ * Connect to the master at a as c's URL says (credentials, database,
+ * TLS), and make sure it is a master now.  Returns 0 with the open
+ * connection in *m, or -1 with the reason in why.
  */
-static redisContext *
-open_master(const struct conn *c, const struct addr *a, char *why,
-    size_t len)
+static int
+open_master(const struct conn *c, const struct addr *a, struct conn *m,
+    char *why, size_t len)
 {
 	const char *av[1] = { "ROLE" };
-	const char *fmt = strchr(a->host, ':') ? "[%s]:%d" : "%s:%d";
+	struct url at = { .kind = URL_TCP, .tls = c->url->tls,
+	    .host = (char *)a->host, .port = a->port, .db = c->url->db };
+	const char *role;
 	char name[200];
-	redisContext *ctx;
-	redisReply *p = NULL;
-	int master = 0;
+	redisReply *p;
+	int master;
 
-	snprintf(name, sizeof(name), fmt, a->host, a->port);
-	if ((ctx = dial(a->host, a->port, SENTINEL_MASTER_TIMEOUT_MS, why,
-	    len)) == NULL)
-		return NULL;
-	if (auth(ctx, name, c->url->user, c->password, why, len) == 0 &&
-	    (p = ask_one(ctx, name, 1, av, why, len)) != NULL) {
-		const char *role = p->type == REDIS_REPLY_ARRAY &&
-		    p->elements > 0 && p->element[0]->type == REDIS_REPLY_STRING ?
-		    p->element[0]->str : "unknown";
-		master = strcmp(role, "master") == 0;
-		if (!master)
-			snprintf(why, len, "%s is not a master (role %.16s)", name,
-			    role);
-		freeReplyObject(p);
-	}
-	if (!master) {
-		redisFree(ctx);
-		return NULL;
-	}
-	return ctx;
-}
-
-/* Hand a blocking context over to conn.c's poll loop: reads and writes
- * that would block return at once, and hiredis treats that as "later". */
-static int
-make_nonblocking(redisContext *ctx)
-{
-	int fl = fcntl(ctx->fd, F_GETFL);
-
-	if (fl < 0 || fcntl(ctx->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+	name_of(name, sizeof(name), a->host, a->port);
+	p = ask_once(m, &at, name, c->url->user, c->password, 1, av,
+	    SENTINEL_MASTER_TIMEOUT_MS, why, len);
+	if (p == NULL)
 		return -1;
-	ctx->flags &= ~REDIS_BLOCK;
-	return 0;
+	role = p->type == REDIS_REPLY_ARRAY && p->elements > 0 &&
+	    p->element[0]->type == REDIS_REPLY_STRING ? p->element[0]->str :
+	    "unknown";
+	master = strcmp(role, "master") == 0;
+	if (!master) {
+		snprintf(why, len, "%s is not a master (role %.16s)", name, role);
+		conn_close(m);
+	}
+	freeReplyObject(p);
+	return master ? 0 : -1;
 }
 
 /* The one line that says why no master was found. */
@@ -257,10 +210,10 @@ give_up(const struct url *u, const struct ask *k, char *err, size_t errlen)
 }
 
 /*
- * Find the master of c's Sentinel URL and connect to it: on success
- * c->ctx is connected, authenticated, confirmed a master, close-on-exec
- * and non-blocking (conn.c sends SELECT), c->name says where it is, and
- * 0 is returned.  Otherwise c->ctx stays NULL and err has one line:
+ * Find the master of c's Sentinel URL and connect to it: on success c
+ * holds the connection (connected, authenticated, its database
+ * selected, confirmed a master; conn_adopt()), c->name says where it
+ * is, and 0 is returned.  Otherwise c stays closed and err has one line:
  * no sentinel answered, none knows SERVICE, or no master was reachable.
  */
 int
@@ -269,18 +222,11 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 	const struct url *u = c->url;
 	struct ask k = { 0 };
 	struct addr a, tried = { "", 0 };
-	int i;
+	struct conn m;
+	int i, found = 0;
 
-	c->ctx = NULL;
-	if (u->tls) {
-		/* TLS to the sentinels and the master comes with the TLS
-		 * transport (SPEC section 8); never fall back to plain text. */
-		snprintf(err, errlen, "cannot connect to %s: rediss+sentinel:// "
-		    "needs TLS, which this build does not support", c->name);
-		return -1;
-	}
-	for (i = 0; i < u->nsentinels && c->ctx == NULL; i++) {
-		char why[256];
+	for (i = 0; i < u->nsentinels && !found; i++) {
+		char why[320];
 		int rc = ask_sentinel(u, i, &a, why, sizeof(why));
 
 		if (rc < 0 && k.why[0] == '\0')
@@ -292,19 +238,14 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 		    strcmp(a.host, tried.host) == 0))
 			continue;
 		tried = a;
-		c->ctx = open_master(c, &a, k.master_why, sizeof(k.master_why));
+		found = open_master(c, &a, &m, k.master_why,
+		    sizeof(k.master_why)) == 0;
 	}
-	if (c->ctx == NULL) {
+	if (!found) {
 		give_up(u, &k, err, errlen);
 		return -1;
 	}
-	if (make_nonblocking(c->ctx) < 0) {
-		snprintf(err, errlen, "cannot connect to %s: %s", c->name,
-		    "cannot make the socket non-blocking");
-		redisFree(c->ctx);
-		c->ctx = NULL;
-		return -1;
-	}
+	conn_adopt(c, &m);
 	snprintf(c->name, sizeof(c->name), strchr(a.host, ':') ?
 	    "%s at [%s]:%d" : "%s at %s:%d", u->service, a.host, a.port);
 	log_info("sentinel %s:%d: master %s", u->sentinels[i - 1].host,

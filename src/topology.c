@@ -174,8 +174,8 @@ is_str(const redisReply *p, const char *s)
 }
 
 /* The masters of the shards that serve slots, from CLUSTER SHARDS
- * (Redis 7).  The port is the plain one (a TLS connection would use
- * tls-port), the address the endpoint that MOVED names. */
+ * (Redis 7).  The port is the one for c's transport (tls-port over TLS),
+ * else the other; the address the endpoint that MOVED names. */
 static void
 from_shards(const struct conn *c, const redisReply *p, struct nodes *ns)
 {
@@ -193,10 +193,10 @@ from_shards(const struct conn *c, const redisReply *p, struct nodes *ns)
 
 			if (!is_str(field(nd, "role"), "master"))
 				continue;
-			port = field(nd, "port");
+			port = field(nd, c->url->tls ? "tls-port" : "port");
 			if (port == NULL || port->type != REDIS_REPLY_INTEGER ||
 			    port->integer == 0)
-				port = field(nd, "tls-port");
+				port = field(nd, c->url->tls ? "port" : "tls-port");
 			h = field(nd, "endpoint");
 			if (!known(h))
 				h = field(nd, "ip");

@@ -9,6 +9,7 @@
 # replica of c1 (r1), each on a free port with a free cluster bus port.
 
 load helpers
+load cluster_helpers
 
 NODES=(c1 c2 c3)
 
@@ -48,46 +49,11 @@ setup() {
 }
 teardown() { common_teardown; }
 
-# cluster_ok [NODE...]: every node (default: the masters) says the
-# cluster is up.
-cluster_ok() {
-	local n
-	(($#)) || set -- "${NODES[@]}"
-	for n in "$@"; do
-		[[ $(rcli_at "$n" CLUSTER INFO | tr -d '\r' |
-			sed -n 's/^cluster_state://p') == ok ]] || return 1
-	done
-}
-
 replica_up() {
 	[[ $(redis_info_field replication master_link_status r1) == up ]]
 }
 
 url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
-
-# owner_of KEY: the node that serves KEY (the others answer MOVED).
-owner_of() {
-	local n
-	for n in "${NODES[@]}"; do
-		if [[ $(rcli_at "$n" EXISTS "$1") =~ ^[0-9]+$ ]]; then
-			echo "$n"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# name_on NODE [STEM]: a NAME whose lock key lives on NODE.
-name_on() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		if [[ $(owner_of "redlock:${2:-n}$i") == "$1" ]]; then
-			echo "${2:-n}$i"
-			return 0
-		fi
-	done
-	return 1
-}
 
 # not_node NODE: another node than NODE.
 not_node() {

@@ -222,7 +222,9 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	done
 	# Nothing was written to the one server named once.
 	assert_equal "$(rcli -n 5 DBSIZE)" 0
-	# Other databases of one server are other servers.
-	run -0 redlock -u "unix://$REDIS_SOCK?db=1" -u "unix://$REDIS_SOCK?db=2" \
-		-u "redis://127.0.0.1:$port/3" job true
+	# Other databases of one server are still that server (its run id).
+	run -64 --separate-stderr redlock -u "unix://$REDIS_SOCK?db=1" \
+		-u "unix://$REDIS_SOCK?db=2" -u "redis://127.0.0.1:$port/3" job true
+	assert_usage_error
+	assert_equal "$(rcli -n 1 DBSIZE)" 0
 }

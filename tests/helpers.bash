@@ -470,8 +470,12 @@ common_setup_file() {
 	# The environment of the person running the tests must not leak in.
 	unset REDLOCK_URL REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD
 	unset REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE
-	# Nor any option's variable (REDLOCK_TTL, REDLOCK_TLS, ...).
-	unset "${!REDLOCK_@}"
+	# Nor any option's variable (REDLOCK_TTL, REDLOCK_TLS, ...); the
+	# harness's own (REDLOCK, REDLOCK_WRAPPER, REDLOCK_TEST_*) stay.
+	local v
+	for v in "${!REDLOCK_@}"; do
+		[[ $v == REDLOCK_WRAPPER || $v == REDLOCK_TEST_* ]] || unset "$v"
+	done
 }
 
 common_teardown_file() {
