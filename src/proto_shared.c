@@ -149,8 +149,8 @@ const char proto_sh_release_lua[] =
     LUA_NOW LUA_HOLDERS("2", "3") LUA_WAKE("4", "6")
     "local s = redis.call('ZSCORE', KEYS[2], ARGV[1])\n"
     "if not s or tonumber(s) <= now then\n"
-    "  if redis.call('ZCOUNT', KEYS[2], '(' .. string.format('%.0f', now),\n"
-    "      '+inf') > 0 then return 0 end\n"
+    "  prune()\n"
+    "  if redis.call('ZCARD', KEYS[2]) > 0 then return 0 end\n"
     "  return -1\n"
     "end\n"
     "if tonumber(ARGV[2]) > 0 then\n"

@@ -60,7 +60,7 @@ blpop_waiting() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 # Strict (the default): each step must do what it should.  soft: run the
 # steps whatever happens, for the denials they cause, waiting briefly.
 cycle() {
-	local soft=${1:-} tok status w=10
+	local soft=${1:-} tok status mode w=10
 	[[ -n $soft ]] && w=1
 	# The run form, renewing, with a nested redlock (re-entrance).
 	redlock -w "$w" -t 300ms job sh -c 'sleep 0.4; redlock -w 1 "$REDLOCK_NAME" true' ||
@@ -80,6 +80,20 @@ cycle() {
 	redlock acquire -w "$w" job >/dev/null || [[ -n $soft ]] || return 1
 	redlock break job 2>/dev/null || [[ -n $soft ]] || return 1
 	redlock break --fence job 2>/dev/null || [[ -n $soft ]] || return 1
+	# Shared locks and a semaphore, one holder inside another's lease.
+	redlock -s -w "$w" job sh -c 'redlock -s -w 1 job2 true' ||
+		[[ -n $soft ]] || return 1
+	redlock --limit 2 -w "$w" -t 300ms sem sh -c 'sleep 0.4' ||
+		[[ -n $soft ]] || return 1
+	# An operator asks a holder to stop (exclusive, then shared); it
+	# finds the request at its next renewal, within ttl/3.
+	for mode in -x -s; do
+		bg_start holder "$RL" "$mode" -t 3s -w "$w" job sleep 30
+		wait_until -t "$w" eval '[[ $(rcli EXISTS redlock:job) == 1 ]]' ||
+			[[ -n $soft ]] || return 1
+		redlock stop -w "$w" job 2>/dev/null || [[ -n $soft ]] || return 1
+		bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
+	done
 	return 0
 }
 
@@ -104,6 +118,7 @@ cycle() {
 	for w in "${ACL_WORDS[@]:3}"; do
 		[[ $w == +* || $w == ~* ]] || continue
 		rcli FLUSHALL >/dev/null
+		rcli SCRIPT FLUSH >/dev/null
 		rcli ACL LOG RESET >/dev/null
 		set_user "$w"
 		cycle soft
@@ -113,10 +128,10 @@ cycle() {
 }
 
 @test "a command the user may not run gives 69 with Redis's NOPERM reason, naming the server" {
-	set_user +eval
+	set_user +evalsha
 	run -69 --separate-stderr redlock job touch "$BATS_TEST_TMPDIR/ran"
 	assert_equal "${#stderr_lines[@]}" 1
-	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*eval"
+	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*evalsha"
 	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	set_user +scan
 	run -69 --separate-stderr redlock list
