@@ -44,6 +44,7 @@ struct conn_req {
 	redisReply *reply;	/* set on success; the caller frees it */
 	char err[320];		/* set when reply is NULL */
 	int timed_out;		/* no answer by the deadline */
+	int sent;		/* written out in full: it may have run */
 };
 
 /* Has a quorum decided?  Then conn_exec_until() stops waiting. */

@@ -138,6 +138,13 @@ slot_handshake(struct conn *c, struct conn_req *r, struct slot *s)
 	return rc;
 }
 
+/* Has everything of s's request been sent? */
+static int
+slot_sent(const struct conn *c)
+{
+	return c->ctx != NULL && !c->handshake && c->outpos == c->outlen;
+}
+
 /* Act on poll's events ev for the busy slot s of c. */
 static void
 slot_ready(struct conn *c, struct conn_req *r, struct slot *s, short ev)
@@ -154,15 +161,10 @@ slot_ready(struct conn *c, struct conn_req *r, struct slot *s, short ev)
 		slot_fail(c, r, s, why);
 		return;
 	}
+	if (slot_sent(c))
+		r->sent = 1;
 	if (c->tls != NULL || (ev & (POLLIN | POLLERR | POLLHUP)))
 		slot_read(c, r, s);
-}
-
-/* Has everything of s's request been sent? */
-static int
-slot_sent(const struct conn *c)
-{
-	return c->ctx != NULL && !c->handshake && c->outpos == c->outlen;
 }
 
 /* Queue r on c, connecting first if needed; sets up s. */
@@ -173,6 +175,7 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 	r->reply = NULL;
 	r->err[0] = '\0';
 	r->timed_out = 0;
+	r->sent = 0;
 	if (r->argc == 0)
 		return;
 	if (c->ctx == NULL) {

@@ -248,7 +248,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	struct conn_req r[l->n];
 	struct args a;
 	char pid[24], start[24], inherited[LOCK_TOKEN_LEN + 1] = "";
-	int count[3] = { 0, 0, 0 }, at_max, rc;
+	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
 	uuid_t u;
 
@@ -271,6 +271,10 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	    intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
+	/* A request that never left (no connection, no handshake) took
+	 * nothing there: no need to give it back. */
+	for (int i = 0; i < l->n; i++)
+		unsent += r[i].reply == NULL && !r[i].sent;
 	conn_req_clear(r, l->n);
 	/* A busy reply queued us; a grant took us out of the queue. */
 	if (!l->shared && l->queue_ms > 0 && count[0] > 0)
@@ -290,7 +294,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 			return LOCK_HELD;
 		v = VERDICT_NONE;
 	}
-	if (count[1] > 0 || count[0] + count[1] + count[2] < l->n)
+	if (count[1] > 0 || count[0] + count[1] + count[2] + unsent < l->n)
 		undo(l);
 	if (rc < 0)
 		return LOCK_INTERRUPTED;

@@ -107,7 +107,7 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 {
 	int64_t until = c->wait < 0 ? -1 : clock_ms() + c->wait;
 	struct lock_outcome o = { 0 };
-	int failed = 0;
+	int failed = 0, rc;
 
 	while (s->left > 0) {
 		int64_t left = until < 0 ? -1 : until - clock_ms();
@@ -119,8 +119,13 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 			verbs_conflict(c, m);
 			return c->conflict_exit;
 		}
-		if (wait_stopped(l, stop_sleep(s, left), until, sig_fd(), &o) < 0)
+		rc = wait_stopped(l, stop_sleep(s, left), until, sig_fd(), &o);
+		if (rc < 0)
 			return verbs_not_acquired(c, LOCK_INTERRUPTED, &o, die_by);
+		if (rc == 2) {
+			log_error("%s", o.err);
+			return EXIT_UNAVAILABLE;
+		}
 		if (stop_round(l, 0, s, &o) >= l->quorum)
 			failed = 0;
 		else if (++failed >= STOP_FAIL_ROUNDS) {

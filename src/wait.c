@@ -17,6 +17,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "clock.h"
 #include "failover.h"
@@ -76,13 +77,32 @@ any_reply(const struct conn_req *r, int n, const void *arg)
 	return 0;
 }
 
+/* Is p an error that asking again will not change: the user may not
+ * block (NOPERM), is not authenticated, a wake-up list is not a list,
+ * the server does not know the command?  (Not LOADING, BUSY and the
+ * like, which pass.) */
+static int
+refused(const redisReply *p)
+{
+	static const char *const lasting[] = { "NOPERM", "NOAUTH",
+	    "WRONGTYPE", "ERR " };
+
+	if (p == NULL || p->type != REDIS_REPLY_ERROR)
+		return 0;
+	for (size_t i = 0; i < sizeof(lasting) / sizeof(lasting[0]); i++)
+		if (strncmp(p->str, lasting[i], strlen(lasting[i])) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Block on the lists key[0..nkeys) of every server at once (BLPOP), at
  * most ms and never past `hard` (the -w deadline, or -1); the first
  * answer ends the wait, and connections still blocked are closed (their
  * BLPOP would hold up the next command).  l->woken: a server popped a
- * wake-up.  Returns 0, -1 on interruption, or 1 when no server answered
- * (after sleeping out ms, so that failing servers are not hammered).
+ * wake-up.  Returns 0, -1 on interruption, 1 when no server answered
+ * (after sleeping out ms, so that failing servers are not hammered), or
+ * 2 when none answered and one refused to (refused()): o->err says why.
  */
 static int
 wait_lists(struct lock *l, const char *const *key, const size_t *len,
@@ -95,7 +115,7 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	struct args a = { .script = -1 };
 	int64_t until, deadline;
 	char t[32];
-	int rc, answered = 0;
+	int rc, answered = 0, refusals = 0;
 
 	if (ms < 1)
 		ms = 1;
@@ -112,6 +132,7 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	    NULL, NULL, 0);
 	l->woken = 0;
 	for (int i = 0; i < l->n; i++) {
+		refusals += refused(r[i].reply);
 		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR)
 			answered++;
 		else if (r[i].reply == NULL && !r[i].timed_out &&
@@ -127,6 +148,8 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 		return -1;
 	if (answered > 0 || (hard >= 0 && clock_ms() >= hard))
 		return 0;
+	if (refusals > 0)
+		return 2;
 	return nap_until(until, intr_fd) < 0 ? -1 : 1;
 }
 
@@ -237,8 +260,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
 		}
 		rc = wait_wake(l, ms, until, intr_fd, o);
-		if (rc < 0) {
-			res = LOCK_INTERRUPTED;
+		if (rc < 0 || rc == 2) {
+			res = rc < 0 ? LOCK_INTERRUPTED : LOCK_UNAVAILABLE;
 			break;
 		}
 		if (rc > 0 && failures++ == 0)

@@ -144,3 +144,15 @@ cycle() {
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*keys"
 }
+
+@test "a waiter that may not block gives 69 with Redis's NOPERM reason, not a silent poll" {
+	set_user +blpop
+	hold_lock h job
+	local t0
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock -w 20 job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*blpop"
+	(($(now_ms) - t0 < $(scale_ms 5000)))
+	release_lock h
+}

@@ -226,7 +226,7 @@ for _ in range(200):
 	run -69 --separate-stderr redlock -u "rediss://127.0.0.1:$(redis_port plain)" \
 		--insecure job touch "$BATS_TEST_TMPDIR/ran"
 	t1=$(now_ms)
-	assert [ $((t1 - t0)) -lt "$(scale_ms 6000)" ]
+	assert [ $((t1 - t0)) -lt "$(scale_ms 4000)" ]
 	assert_one_line_naming "127.0.0.1:$(redis_port plain)" ''
 	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
