@@ -125,6 +125,8 @@ acquire_settled(const struct conn_req *r, int n, const void *arg)
 static int
 fence_bump(struct lock *l, struct lock_outcome *o)
 {
+	if (l->n <= 0)
+		return 0;
 	struct conn_req r[l->n];
 	struct args a;
 	int ok = 0;
