@@ -83,6 +83,8 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	stop_server main
+	stop_server q2
+	stop_server q3
 	stop_server doomed
 	stop_server tls
 	if [[ -n ${VG_KEEP:-} ]]; then
@@ -204,8 +206,12 @@ check run-verbose 0 -v -t 2s --min-hold 200ms verbose true
 check run-max-time 124 -t 2s --max-time 500ms maxtime sleep 5
 check run-not-found 127 nf /nonexistent/command
 check run-not-executable 126 nx /dev/null
-check run-quorum 0 -t 60s -u "unix://$sock?db=1" -u "unix://$sock?db=2" \
-	-u "unix://$sock?db=3" quorum sleep 0.5
+# A quorum needs independent servers (two databases of one are one).
+start_server q2 && start_server q3 || exit 1
+check run-quorum 0 -t 60s -u "unix://$sock" -u "unix://$dir/q2.sock" \
+	-u "unix://$dir/q3.sock" quorum sleep 0.5
+stop_server q2
+stop_server q3
 check run-reentrant 0 -t 2s reent sh -c "exec '$VG' reent true"
 
 # Every verb.
