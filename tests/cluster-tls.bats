@@ -42,14 +42,6 @@ teardown() { common_teardown; }
 # The TLS URL of node N.
 turl() { echo "rediss://127.0.0.1:$(tls_port "$1")"; }
 
-# not_node NODE: another node than NODE.
-not_node() {
-	local n
-	for n in "${NODES[@]}"; do
-		[[ $n == "$1" ]] || { echo "$n" && return 0; }
-	done
-}
-
 @test "a name on each master runs over TLS through a node that does not serve it" {
 	local owner via name
 	for owner in "${NODES[@]}"; do

@@ -55,14 +55,6 @@ replica_up() {
 
 url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
 
-# not_node NODE: another node than NODE.
-not_node() {
-	local n
-	for n in "${NODES[@]}"; do
-		[[ $n == "$1" ]] || { echo "$n" && return 0; }
-	done
-}
-
 key_on() { [[ $(rcli_at "$1" EXISTS "$2") == 1 ]]; }
 key_gone_on() { ! key_on "$@"; }
 # key_asking_gone_on NODE KEY: KEY is not on NODE, which imports its slot.

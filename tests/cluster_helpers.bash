@@ -38,3 +38,11 @@ name_on() {
 	done
 	return 1
 }
+
+# not_node NODE: another node than NODE.
+not_node() {
+	local n
+	for n in "${NODES[@]}"; do
+		[[ $n == "$1" ]] || { echo "$n" && return 0; }
+	done
+}
