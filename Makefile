@@ -11,7 +11,8 @@ PKGS      = hiredis uuid
 # URL is used, so that plain runs do not pay for it (see src/tls.c).
 TLS_PKG   = openssl
 DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
-	redis-server redis-tools openssl bats bats-support bats-assert python3-redis
+	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
+	tmux
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -69,7 +70,7 @@ deps:
 # likewise.
 test-deps: deps
 	@missing=; \
-	for c in bats redis-server redis-cli openssl; do \
+	for c in bats redis-server redis-cli openssl tmux; do \
 		command -v $$c >/dev/null || missing=1; done; \
 	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
 	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
@@ -96,6 +97,11 @@ SOAK ?= 10
 soak: test-deps
 	@$(MAKE) --no-print-directory redlock
 	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel.bats
+
+# The expected `redlock --help` of tests/manpage-sync.bats: regenerate it
+# after changing usage_text (src/main.c), then review the diff.
+golden: redlock
+	./redlock --help >tests/golden/help.txt
 
 demo: test-deps
 	@$(MAKE) --no-print-directory redlock
@@ -147,5 +153,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check soak demo bench sanitize valgrind fuzz lint \
+.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint \
 	install uninstall clean

@@ -5,7 +5,10 @@
  * when the pipe reaches EOF without the stand-down message (redlock
  * died, even by SIGKILL).  So the command never outlives the lock
  * because redlock was killed or stopped.  A lease end of 0 stands down;
- * GUARD_NO_LEASE means "no lease to enforce".
+ * GUARD_NO_LEASE means "no lease to enforce"; GUARD_SUSPENDED the same
+ * while redlock is stopped with its job, whom the guard wakes when a
+ * SIGTERM or SIGHUP waits for it (SPEC section 4: such a signal ends a
+ * suspended job).
  */
 #include "guard.h"
 
@@ -14,6 +17,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -21,6 +26,32 @@
 
 /* How many rounds of SIGKILL a tree that keeps forking gets. */
 #define GUARD_KILL_ROUNDS 8
+
+/* How often a suspended redlock is looked at for a pending SIGTERM or
+ * SIGHUP: a person waits that long at most for `kill` to take effect,
+ * and a stopped job costs a /proc read ten times a second. */
+#define GUARD_WAKE_POLL_MS 100
+
+/* Is SIGTERM or SIGHUP pending for process pid (its SigPnd and ShdPnd
+ * masks in /proc/PID/status)? */
+static int
+term_pending(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned long long want = 1ULL << (SIGTERM - 1) | 1ULL << (SIGHUP - 1);
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "SigPnd:", 7) == 0 ||
+		    strncmp(line, "ShdPnd:", 7) == 0)
+			found = (strtoull(line + 7, NULL, 16) & want) != 0;
+	fclose(f);
+	return found;
+}
 
 /* Kill the command's tree: its group, its descendants, and, since
  * redlock may be gone and the parent links with it, every process that
@@ -74,15 +105,21 @@ guard_main(int fd, pid_t command, const char *mark, int64_t margin)
 {
 	int64_t end = GUARD_NO_LEASE, msg;
 	struct pollfd p = { .events = POLLIN };
+	pid_t redlock = getppid();
 
 	p.fd = fd = guard_detach(fd);
 	for (;;) {
-		int64_t left = end == GUARD_NO_LEASE ? -1 :
-		    end - margin - clock_ms();
+		int none = end == GUARD_NO_LEASE || end == GUARD_SUSPENDED;
+		int64_t left = end == GUARD_SUSPENDED ? GUARD_WAKE_POLL_MS :
+		    none ? -1 : end - margin - clock_ms();
 		ssize_t n;
 
-		if (end != GUARD_NO_LEASE && left <= 0)
+		if (!none && left <= 0)
 			break;
+		if (end == GUARD_SUSPENDED && term_pending(redlock)) {
+			kill(redlock, SIGCONT);
+			end = GUARD_NO_LEASE;
+		}
 		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
 			continue;
 		n = read(fd, &msg, sizeof(msg));

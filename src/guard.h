@@ -9,6 +9,11 @@
  * lock of ours, --on-lost ignore, or the whole job is suspended). */
 #define GUARD_NO_LEASE INT64_MAX
 
+/* No lease to enforce because redlock stopped itself with the job: the
+ * guard continues it (SIGCONT) when a SIGTERM or SIGHUP is pending for
+ * it, which a stopped process would otherwise never act on. */
+#define GUARD_SUSPENDED (INT64_MAX - 1)
+
 int guard_start(pid_t *guard, int *fd, pid_t command, const char *token,
     int64_t margin);
 void guard_lease(int fd, int64_t end);

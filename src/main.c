@@ -119,7 +119,8 @@ dispatch(const struct config *cfg, int *die_by)
 		conn_init(&conns[i], &cfg->urls[i], cfg->password);
 	if (cfg->nurls > 1 && quorum_distinct(conns, cfg->nurls, err,
 	    sizeof(err)) < 0) {
-		log_usage("%s", err);
+		/* A usage error, but one that --help cannot explain. */
+		log_error("%s", err);
 		code = EXIT_USAGE;
 	} else if (lock_init(&lock, conns, cfg->nurls, cfg->prefix,
 	    cfg->name != NULL ? cfg->name : "", cfg->ttl) < 0) {

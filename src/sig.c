@@ -166,26 +166,24 @@ sig_child_defaults(void)
 /*
  * Stop this process as a job-control stop by sig (SIGTSTP, SIGTTIN,
  * SIGTTOU), so that the shell sees the job stopped; returns when it is
- * continued.  SIGTERM and SIGHUP are at their defaults meanwhile: sent
- * to the stopped job they end it at once (the guard then stops the
- * command), where a handler would wait for a SIGCONT.
+ * continued.  SIGTERM and SIGHUP stay caught: a stopped process acts on
+ * them only once continued, which the guard sees to (guard.c), so that
+ * redlock ends the job as it would while running.
  */
 void
 sig_stop_self(int sig)
 {
-	struct sigaction dfl, term, hup;
+	struct sigaction dfl;
 
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGTERM, sig_ignored(SIGTERM) ? NULL : &dfl, &term);
-	sigaction(SIGHUP, sig_ignored(SIGHUP) ? NULL : &dfl, &hup);
 	sigaction(sig, &dfl, NULL);
 	raise(sig);
-	/* Continued. */
+	/* Continued: by fg or bg, by the guard for a SIGTERM or SIGHUP
+	 * that came meanwhile (still caught, it is handled now), or by the
+	 * kernel after the terminal's hangup. */
 	signal(sig, SIG_DFL);
-	sigaction(SIGTERM, &term, NULL);
-	sigaction(SIGHUP, &hup, NULL);
 }
 
 /*

@@ -253,6 +253,7 @@ resume(struct run *r)
 	struct lock_outcome o = { 0 };
 	int64_t last;
 
+	guard_lease(r->guard_fd, GUARD_NO_LEASE);
 	/* A request that the thread saw is not lost with the thread. */
 	if (r->renew != NULL && renew_stop_asked(r->renew))
 		asked_to_stop(r, clock_ms());
@@ -295,14 +296,23 @@ suspend(struct run *r, int status)
 	if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
 		return;
 	child_signal(&r->child, SIGSTOP);
-	guard_lease(r->lease_fd, GUARD_NO_LEASE);
+	/* The guard wakes us if SIGTERM or SIGHUP comes while we are
+	 * stopped: started now if it was not yet. */
+	if (r->guard_at != 0) {
+		r->guard_at = 1;
+		due_guard(r, clock_ms());
+	}
+	guard_lease(r->guard_fd, GUARD_SUSPENDED);
 	child_take_terminal(&r->child);
 	sig_stop_self(sig);
 	resume(r);
 }
 
 /* Forward the signals that arrived; SIGTERM and SIGHUP also continue a
- * stopped command so that it can act on them. */
+ * stopped command so that it can act on them.  SIGTERM stops the command
+ * as redlock stop does: the whole tree, and SIGKILL for what is left
+ * --kill-after later (a daemon that ignores SIGTERM would otherwise keep
+ * the lock). */
 static void
 forward_signals(struct run *r)
 {
@@ -311,6 +321,10 @@ forward_signals(struct run *r)
 	while ((sig = sig_next()) >= 0) {
 		if (sig == SIGCHLD || sig == SIG_EVENT)
 			continue;
+		if (sig == SIGTERM) {
+			stop_command(r, 0, clock_ms() + config_kill_after(r->cfg));
+			continue;
+		}
 		child_signal(&r->child, sig);
 		if (sig == SIGTERM || sig == SIGHUP)
 			child_signal(&r->child, SIGCONT);

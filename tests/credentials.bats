@@ -225,6 +225,7 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	# Other databases of one server are still that server (its run id).
 	run -64 --separate-stderr redlock -u "unix://$REDIS_SOCK?db=1" \
 		-u "unix://$REDIS_SOCK?db=2" -u "redis://127.0.0.1:$port/3" job true
-	assert_usage_error
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" '^redlock: .* are the same server'
 	assert_equal "$(rcli -n 1 DBSIZE)" 0
 }

@@ -212,9 +212,9 @@ dead_url() {
 	stop_redis a-q2
 	run -0 redlock "${q[@]}" job true
 	stop_redis a-q1
-	run --separate-stderr redlock -u "$A_URL" -u "redis://127.0.0.1:$(redis_port a-m)" job true
-	assert_usage_error
-	assert_regex "$stderr" 'same server'
+	run -64 --separate-stderr redlock -u "$A_URL" -u "redis://127.0.0.1:$(redis_port a-m)" job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" '^redlock: .*same server'
 }
 
 @test "plain URLs pay nothing for the guard; a Sentinel URL's grants keep its record" {

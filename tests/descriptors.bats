@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# Closed standard descriptors (SPEC §2, issue 14 item 5): redlock works
+# when started with stdin, stdout or stderr closed, and never writes its
+# own output to a descriptor it opened for something else - a diagnostic
+# must not become a "signal" read from its self-pipe, nor bytes on a
+# Redis connection, nor the command's output.
+
+load helpers
+
+one_server_lifecycle
+
+# closing 0|2|02|1|012 CMD...: runs CMD with those standard descriptors
+# closed.  (`run CMD 2>&-` would not do: run sends CMD's stderr to its
+# own capture.)
+closing() {
+	local which=$1
+	shift
+	case $which in
+	0) "$@" <&- ;;
+	1) "$@" >&- ;;
+	2) "$@" 2>&- ;;
+	02) "$@" <&- 2>&- ;;
+	012) "$@" <&- >&- 2>&- ;;
+	esac
+}
+
+# error_replies: how many error replies the server has sent since the
+# last CONFIG RESETSTAT (garbage written on a connection earns one).
+error_replies() { redis_info_field stats total_error_replies; }
+
+@test "redlock -v NAME sleep 1 with stdin and stderr closed exits 0" {
+	run closing 02 "$RL" -v n sleep 1
+	assert_equal "$status" 0
+	assert_output ''
+	assert key_absent redlock:n
+}
+
+@test "with stdin and stderr closed the command runs normally and its output is only its own" {
+	local f=$BATS_TEST_TMPDIR/ran
+	run closing 02 "$RL" -v n sh -c 'sleep 0.3; echo out; echo ran >"$1"' sh "$f"
+	assert_equal "$status" 0
+	assert_output 'out'
+	assert_equal "$(cat "$f")" ran
+}
+
+@test "with stderr closed the -v diagnostics go nowhere: not to the command's stdout, not to Redis" {
+	assert_equal "$(rcli CONFIG RESETSTAT)" OK
+	run closing 2 "$RL" -v n sh -c 'echo out'
+	assert_equal "$status" 0
+	assert_output 'out'
+	assert_equal "$(error_replies)" 0
+	assert key_absent redlock:n
+}
+
+@test "redlock -v with stdout closed exits 0 and runs the command" {
+	local f=$BATS_TEST_TMPDIR/ran
+	run --separate-stderr closing 1 "$RL" -v n sh -c 'echo ran >"$1"' sh "$f"
+	assert_equal "$status" 0
+	assert_equal "$(cat "$f")" ran
+	assert_diagnostics
+}
+
+@test "redlock -v with stdin, stdout and stderr all closed exits 0 and runs the command" {
+	local f=$BATS_TEST_TMPDIR/ran
+	assert_equal "$(rcli CONFIG RESETSTAT)" OK
+	"$RL" -v n sh -c 'echo ran >"$1"' sh "$f" <&- >&- 2>&-
+	assert_equal "$?" 0
+	assert_equal "$(cat "$f")" ran
+	assert_equal "$(error_replies)" 0
+	assert key_absent redlock:n
+}
+
+@test "with stdin closed a command that reads stdin sees end of input or an error, never redlock's own data, and does not hang" {
+	local f=$BATS_TEST_TMPDIR/read
+	run closing 0 timeout 10 "$RL" n sh -c 'cat >"$1" 2>/dev/null; echo "done"' sh "$f"
+	assert_equal "$status" 0
+	assert_output 'done'
+	assert_equal "$(wc -c <"$f")" 0
+}
+
+@test "without -v and stderr closed, exit statuses are still the command's: 3 is 3" {
+	run closing 02 "$RL" n sh -c 'exit 3'
+	assert_equal "$status" 3
+}
+
+@test "redlock acquire with stdin and stderr closed prints the token and exits 0" {
+	run closing 02 "$RL" acquire -t 1m a
+	assert_equal "$status" 0
+	assert_regex "$output" "$UUID_RE"
+	assert_equal "$(rcli GET redlock:a)" "$output"
+	run closing 02 "$RL" release a "$output"
+	assert_equal "$status" 0
+	assert key_absent redlock:a
+}
+
+@test "redlock -v acquire with stdin and stderr closed prints only the token" {
+	run closing 02 "$RL" -v acquire -t 1m a
+	assert_equal "$status" 0
+	assert_regex "$output" "$UUID_RE"
+	assert_equal "${#lines[@]}" 1
+}
+
+# The renewal warning.  A holder with a 4 s TTL renews every 1.33 s with
+# a 400 ms timeout per try; CLIENT PAUSE ALL for 2.4 s from its start
+# makes the first renewal and its immediate retry time out (the second
+# failure is reported: "cannot renew the lock (retrying)") and ends well
+# before the lease can run out, so a later retry succeeds.  The command
+# traps every signal redlock forwards and records any it gets.
+TRAPPING='p=$1
+	for s in HUP INT QUIT TERM USR1 USR2 ALRM PIPE; do trap "echo $s >>\"$p.sigs\"" $s; done
+	: >"$p.held"
+	i=0
+	while [ ! -e "$p.release" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	exit 0'
+
+# renewal_hiccup TAG REDIRECTION: runs the scenario with the holder's
+# stdin and stderr closed ("closed") or stdin /dev/null and stderr to
+# TAG.err ("file"); leaves BG_STATUS.
+renewal_hiccup() {
+	local tag=$1 p=$BATS_TEST_TMPDIR/$1
+	if [[ $2 == closed ]]; then
+		"$SPAWN" "$RL" -t 4s hic /bin/sh -c "$TRAPPING" trapping "$p" \
+			<&- >"$p.out" 2>&- 3>&- &
+	else
+		"$SPAWN" "$RL" -t 4s hic /bin/sh -c "$TRAPPING" trapping "$p" \
+			</dev/null >"$p.out" 2>"$p.err" 3>&- &
+	fi
+	echo $! >"$p.pid"
+	echo $! >>"$BATS_TEST_TMPDIR/bg.pids"
+	wait_for_file "$p.held" 20
+	assert_equal "$(rcli CLIENT PAUSE 2400 ALL)" OK
+	# Once the pause is over, a renewal gets through: the TTL is back
+	# above what is left of the first lease.
+	wait_until -t 10 eval '(($(rcli PTTL redlock:hic) > 3000)) || pid_dead "$(cat "$p.pid")"'
+	if pid_dead "$(cat "$p.pid")"; then
+		bg_wait "$tag" 1
+		fail "the holder ended with status $BG_STATUS during the hiccup; the command trapped: $(tr '\n' ' ' 2>/dev/null <"$p.sigs")"
+	fi
+	(($(rcli PTTL redlock:hic) > 3000)) || fail "no renewal got through after the pause"
+	: >"$p.release"
+	bg_wait "$tag" 15
+}
+
+@test "harness: a renewal hiccup makes redlock print a renewal warning on stderr, and the holder goes on to exit 0" {
+	renewal_hiccup open file
+	assert_equal "$BG_STATUS" 0
+	grep -q 'cannot renew' "$BATS_TEST_TMPDIR/open.err" ||
+		fail "no renewal warning; stderr: $(cat "$BATS_TEST_TMPDIR/open.err")"
+	assert [ ! -e "$BATS_TEST_TMPDIR/open.sigs" ]
+}
+
+@test "with stdin and stderr closed a renewal warning does not turn into a signal to the command" {
+	renewal_hiccup closed closed
+	[[ ! -e $BATS_TEST_TMPDIR/closed.sigs ]] ||
+		fail "the command got signals: $(tr '\n' ' ' <"$BATS_TEST_TMPDIR/closed.sigs")"
+	assert_equal "$BG_STATUS" 0
+	assert key_absent redlock:hic
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# What a holder recorded is printed escaped (SPEC §6, issue 14 item 8):
+# `status` and `list` print the holder's user, host and command with
+# control characters escaped, so that one lock is one line and nothing
+# reaches the operator's terminal as an escape sequence; --json stays
+# valid JSON with the exact values.  A host name cannot be set by a test,
+# so the holder record is also written directly into the lock's metadata
+# hash (K "\0meta", see src/lock.c).
+
+load helpers
+
+one_server_lifecycle
+
+EVIL_USER=$'ev\nil\e[31m'
+EVIL_HOST=$'h\ao\rst\e]0;pwned\a\b'
+EVIL_CMD=$'rm\n-rf\e[2J'
+
+# set_meta NAME FIELD VALUE...: writes FIELD=VALUE into the metadata
+# hash of lock NAME (found by its suffix, whatever the key layout).
+set_meta() {
+	local name=$1
+	shift
+	META_SOCK=$REDIS_SOCK /usr/bin/python3 - "$name" "$@" <<'EOF'
+import os, sys, redis
+r = redis.Redis(unix_socket_path=os.environ["META_SOCK"])
+name = sys.argv[1].encode()
+keys = [k for k in r.scan_iter(count=1000)
+        if k.endswith(b"\0meta") and name in k]
+if len(keys) != 1:
+    sys.exit("set_meta: metadata keys for %r: %r" % (name, keys))
+pairs = sys.argv[2:]
+r.hset(keys[0], mapping=dict(zip(pairs[0::2], pairs[1::2])))
+EOF
+}
+
+# has_controls TEXT: TEXT holds a control character other than newline.
+has_controls() {
+	LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' <<<"$1"
+}
+
+# evil_lock NAME: lock NAME held for a minute, its holder record made evil.
+evil_lock() {
+	run -0 --separate-stderr redlock acquire -t 1m "$1"
+	set_meta "$1" user "$EVIL_USER" host "$EVIL_HOST" cmd "$EVIL_CMD"
+}
+
+@test "status prints an evil holder's user, host and command escaped: no control characters, as many lines as for a plain holder" {
+	run -0 --separate-stderr redlock acquire -t 1m plain
+	run -0 --separate-stderr redlock status plain
+	local plain_lines=${#lines[@]}
+	evil_lock esc
+	run -0 --separate-stderr redlock status esc
+	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" "$plain_lines"
+	# The user is still there, on one line.
+	assert_line --regexp 'ev.*il'
+	assert_line --regexp 'h.*o.*st'
+}
+
+@test "list prints one line per lock when a holder's user and host hold newlines and escape sequences" {
+	run -0 --separate-stderr redlock acquire -t 1m plain
+	evil_lock esc
+	run -0 --separate-stderr redlock list
+	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" 2
+	assert_line --regexp '^esc .*ev.*il'
+	assert_line --regexp '^plain '
+}
+
+@test "status --json is valid JSON that gives the holder's user, host and command exactly" {
+	evil_lock esc
+	run -0 --separate-stderr redlock status --json esc
+	assert_equal "${#lines[@]}" 1
+	run -0 /usr/bin/python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+assert o["user"] == sys.argv[2], o["user"]
+assert o["host"] == sys.argv[3], o["host"]
+assert o["cmd"] == sys.argv[4], o["cmd"]
+' "$output" "$EVIL_USER" "$EVIL_HOST" "$EVIL_CMD"
+}
+
+@test "list --json is one valid JSON object a line with the exact holder fields" {
+	run -0 --separate-stderr redlock acquire -t 1m plain
+	evil_lock esc
+	run -0 --separate-stderr redlock list --json
+	assert_equal "${#lines[@]}" 2
+	local l
+	for l in "${lines[@]}"; do
+		/usr/bin/python3 -c '
+import json, sys
+o = json.loads(sys.argv[1])
+if o["name"] == "esc":
+    assert o["user"] == sys.argv[2], o["user"]
+    assert o["host"] == sys.argv[3], o["host"]
+' "$l" "$EVIL_USER" "$EVIL_HOST" || fail "not valid JSON or wrong fields: $l"
+	done
+}
+
+@test "a holder started with USER holding a newline and an escape sequence shows up escaped in status and list" {
+	USER=$EVIL_USER LOGNAME=$EVIL_USER run -0 --separate-stderr redlock acquire -t 1m envuser
+	run -0 --separate-stderr redlock status envuser
+	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
+	run -0 --separate-stderr redlock list
+	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "a holder whose command holds an escape sequence shows up escaped in status and list" {
+	local f=$BATS_TEST_TMPDIR/held
+	bg_start h "$RL" evilcmd /bin/sh -c $': >"$1"; exec sleep 30 # \e[31mred\e[0m\n' sh "$f"
+	wait_for_file "$f" 20
+	run -0 --separate-stderr redlock status evilcmd
+	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
+	run -0 --separate-stderr redlock list
+	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "a lock NAME with a newline and an escape sequence is one escaped line in list" {
+	run -0 --separate-stderr redlock acquire -t 1m $'na\nme\e[1m'
+	run -0 --separate-stderr redlock list
+	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" 1
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# The command is the whole process tree it started (SPEC §4, issue 14
+# item 1): also the processes that left its process group or session
+# (timeout(1), setsid, a double-forked daemon that ignores SIGTERM).
+# Whenever redlock stops the command - the lock lost (broken, or no longer
+# renewable), --max-time, a forwarded SIGTERM, redlock itself SIGKILLed
+# (then the guard) - every one of them is dead before the next holder can
+# get the lock.  The kernel is the judge: every process of a holder's tree
+# inherits the flock(1) oracle of fault_helpers.bash, and a next holder
+# that gets the Redis lock while any of them lives exits 99.
+
+load helpers
+load fault_helpers
+
+setup_file() {
+	common_setup_file
+	start_redis main
+	use_redis main
+}
+teardown_file() { common_teardown_file; }
+setup() {
+	common_setup
+	oracle_init
+}
+teardown() {
+	cont_all
+	kill_escapees
+	common_teardown
+}
+
+# The command of an escaping holder ($1 directory, $2 tag): records its
+# start (TAG.start) and pid, then starts three processes that escape its
+# process group: `timeout 20 sleep 30` (a group of its own), `setsid sleep
+# 30` (a session of its own) and a daemon (a sleep in a new session that
+# ignores SIGTERM, SIGHUP and SIGINT, whose parent has exited).  Their pids
+# go to TAG.escaped, the ids of their groups and sessions to TAG.ids (for
+# teardown).  Says TAG.held once all three are recorded, then waits.
+ESCAPING_BODY='
+	d=$1 t=$2
+	date +%s%3N >"$d/$t.start"
+	echo $$ >"$d/$t.child"
+	timeout 20 sleep 30 &
+	echo $! >>"$d/$t.escaped"
+	echo $! >>"$d/$t.ids"
+	setsid sleep 30 &
+	echo $! >>"$d/$t.escaped"
+	echo $! >>"$d/$t.ids"
+	setsid sh -c "trap \"\" TERM HUP INT; sleep 30 & echo \$! >>\"\$1\"" daemon "$d/$t.escaped" &
+	echo $! >>"$d/$t.ids"
+	i=0
+	while [ "$(wc -l <"$d/$t.escaped")" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.02; i=$((i + 1)); done
+	: >"$d/$t.held"
+	wait'
+
+# start_escaping TAG [REDLOCK-OPTION...] NAME: a guarded holder (see
+# fault_helpers.bash) whose command is ESCAPING_BODY; returns once its
+# command runs, with watch_free TAG started and ESCAPED set to the pids of
+# the escaped processes (timeout's sleep included).
+start_escaping() {
+	local tag=$1 d=$BATS_TEST_TMPDIR
+	shift
+	rm -f "$d/$tag".{held,start,child,escaped,freed,watching}
+	: >"$d/$tag.alive"
+	: >"$d/$tag.escaped"
+	bg_start "$tag" "$RL" "$@" flock -n -E 99 "$ORACLE" \
+		flock "$d/$tag.alive" /bin/sh -c "$ESCAPING_BODY" escaping "$d" "$tag"
+	wait_for_file "$d/$tag.held" 20 || {
+		echo "start_escaping $tag: not held; stderr: $(bg_err "$tag")" >&2
+		return 1
+	}
+	watch_free "$tag"
+	mapfile -t ESCAPED <"$d/$tag.escaped"
+	local t
+	t=$(head -n 1 "$d/$tag.escaped")
+	wait_until -t 5 has_child "$t"
+	ESCAPED+=("$(children_of "$t")")
+	((${#ESCAPED[@]} == 4)) || {
+		echo "start_escaping $tag: escaped: ${ESCAPED[*]}" >&2
+		return 1
+	}
+	local p
+	for p in "${ESCAPED[@]}"; do
+		pid_alive "$p" || {
+			echo "start_escaping $tag: $p is not running" >&2
+			return 1
+		}
+	done
+	# They did escape: other process groups, other sessions.
+	assert_not_equal "$(stat_field "${ESCAPED[0]}" 3)" "$(stat_field "$(cat "$d/$tag.child")" 3)"
+	assert_not_equal "$(stat_field "${ESCAPED[1]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
+	assert_not_equal "$(stat_field "${ESCAPED[2]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
+}
+
+# stat_field PID N: field N after the command name of /proc/PID/stat
+# (1 state, 2 ppid, 3 pgrp, 4 session).
+stat_field() {
+	local stat rest
+	stat=$(<"/proc/$1/stat") || return 1
+	rest=${stat##*) }
+	read -r -a f <<<"$rest"
+	echo "${f[$(($2 - 1))]}"
+}
+
+# children_of PID: the pids whose parent is PID.
+children_of() {
+	local f stat rest pp
+	for f in /proc/[0-9]*/stat; do
+		{ read -r stat <"$f"; } 2>/dev/null || continue
+		rest=${stat##*) }
+		read -r _ pp _ <<<"$rest"
+		if [[ $pp == "$1" ]]; then
+			f=${f#/proc/}
+			echo "${f%/stat}"
+		fi
+	done
+}
+has_child() { [[ -n $(children_of "$1") ]]; }
+
+# escapees_alive: the escaped processes still running.
+escapees_alive() {
+	local p out=''
+	for p in "${ESCAPED[@]}"; do
+		pid_alive "$p" && out+="$p "
+	done
+	echo "$out"
+}
+
+# assert_escapees_dead WHEN: every escaped process is gone now.
+assert_escapees_dead() {
+	local left
+	left=$(escapees_alive)
+	left=${left% }
+	[[ -z $left ]] || fail "escaped processes still alive $1: $(ps -o pid=,pgid=,sid=,args= -p "${left// /,}" 2>/dev/null | tr -s ' \n' ' ;')"
+}
+
+# kill_escapees: SIGKILL every process in a group or session that a
+# holder's command recorded in TAG.ids (the ids are pids of this test's
+# processes, and a pid is not reused while its group or session lives).
+kill_escapees() {
+	local ids=() f stat rest pg sid
+	for f in "$BATS_TEST_TMPDIR"/*.ids; do
+		[[ -f $f ]] && mapfile -t -O "${#ids[@]}" ids <"$f"
+	done
+	((${#ids[@]})) || return 0
+	local -A want=()
+	for f in "${ids[@]}"; do want[$f]=1; done
+	for f in /proc/[0-9]*/stat; do
+		{ read -r stat <"$f"; } 2>/dev/null || continue
+		rest=${stat##*) }
+		read -r _ _ pg sid _ <<<"$rest"
+		if [[ -n ${want[$pg]:-} || -n ${want[$sid]:-} ]]; then
+			f=${f#/proc/}
+			kill -KILL "${f%/stat}" 2>/dev/null
+		fi
+	done
+	return 0
+}
+
+# lease_ref TAG FAULT_MS TTL_MS: the latest time the last successful
+# renewal (or the acquire) of TAG's holder can have been sent, given a
+# fault at FAULT_MS after which none succeeds (as in faults.bats).
+lease_ref() {
+	local s
+	s=$(start_ms "$1")
+	if (($2 - s < $3 / 3 - 200)); then
+		echo "$s"
+	else
+		echo "$2"
+	fi
+}
+
+# A waiter (one server) sits in BLPOP on the wake list.
+waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
+
+# next_holder_gets_it NAME: a holder that did not wait gets the lock with
+# the oracle free (status 99 would be an overlap).
+next_holder_gets_it() {
+	run redlock -n "$1" flock -n -E 99 "$ORACLE" true
+	[[ $status != 99 ]] || fail "overlap: the lock was free but the previous holder's tree still held the oracle"
+	assert_success
+}
+
+@test "after 'redlock break' the escaped processes are dead when redlock exits 75, and the next holder does not overlap" {
+	start_escaping h -t 3s job
+	run -0 redlock break job
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 75
+	assert_escapees_dead "after redlock exited 75"
+	next_holder_gets_it job
+}
+
+@test "a server stopped past the TTL: the escaped processes are gone by the lease deadline and the next holder does not overlap" {
+	start_escaping h -t 3s job
+	stop_server main
+	local p ref
+	p=$(now_ms)
+	ref=$(lease_ref h "$p" 3000)
+	assert_gone_by h $((ref + 3000)) "the lease deadline"
+	assert_escapees_dead "after the lease deadline"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	scenario_sleep_until $((p + 3200))
+	cont_server main
+	guarded_bg c -t 3s -w 10 job
+	assert_gets_lock c 15
+	release_guarded c
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "redlock SIGKILLed: the guard kills the escaped processes at once, and the waiting holder does not overlap" {
+	start_escaping h -t 2s job
+	guarded_bg c -t 2s -w 10 job
+	wait_until -t 10 waiter_blocked
+	local k
+	k=$(now_ms)
+	kill -KILL "$(bg_pid h)"
+	assert_gone_by h $((k + $(scale_ms 1000))) "redlock was killed"
+	assert_escapees_dead "after the guard acted"
+	assert_gets_lock c 10
+	release_guarded c
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "--max-time: the escaped processes are dead when redlock exits 124, and the waiting holder does not overlap" {
+	start_escaping h -t 3s --max-time 1s job
+	guarded_bg c -t 3s -w 10 job
+	wait_until -t 10 waiter_blocked
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 124
+	assert_escapees_dead "after redlock exited 124"
+	assert_gets_lock c 10
+	release_guarded c
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "SIGTERM to redlock: the escaped processes are dead when redlock has released, and the waiting holder does not overlap" {
+	start_escaping h -t 3s job
+	guarded_bg c -t 3s -w 10 job
+	wait_until -t 10 waiter_blocked
+	kill -TERM "$(bg_pid h)"
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 143
+	assert_escapees_dead "after redlock exited"
+	assert_gets_lock c 10
+	release_guarded c
+	assert_equal "$BG_STATUS" 0
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# An undelivered token (SPEC §3 status 74, §6; issue 14 item 6): when
+# `acquire` cannot write its token (or its --env assignments) - stdout
+# full, closed, or a pipe nobody reads - nobody has the token, so redlock
+# releases the lock and exits 74.
+
+load helpers
+
+setup_file() {
+	common_setup_file
+	start_redis main
+	use_redis main
+	# into_closed_pipe default|ignore CMD...: runs CMD with stdout a pipe
+	# whose reading end is already closed, SIGPIPE at its default or
+	# ignored; prints "exit N" or "signal N"; CMD's stderr is kept.
+	export INTO_CLOSED_PIPE=$BATS_FILE_TMPDIR/into_closed_pipe
+	cat >"$INTO_CLOSED_PIPE" <<'EOF'
+#!/usr/bin/python3
+import os, signal, sys
+r, w = os.pipe()
+os.close(r)
+pid = os.fork()
+if pid == 0:
+    for s in range(1, signal.NSIG):
+        try:
+            signal.signal(s, signal.SIG_DFL)
+        except (OSError, ValueError, RuntimeError):
+            pass
+    if sys.argv[1] == "ignore":
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    os.dup2(w, 1)
+    os.close(w)
+    os.execvp(sys.argv[2], sys.argv[2:])
+os.close(w)
+_, st = os.waitpid(pid, 0)
+if os.WIFSIGNALED(st):
+    print("signal %d" % os.WTERMSIG(st))
+else:
+    print("exit %d" % os.WEXITSTATUS(st))
+EOF
+	chmod +x "$INTO_CLOSED_PIPE"
+}
+teardown_file() { common_teardown_file; }
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# stdout_closed CMD... / stdout_full CMD...: CMD with stdout closed, or
+# /dev/full.  (`run CMD >&-` would not do: run captures CMD's stdout.)
+stdout_closed() { "$@" >&-; }
+stdout_full() { "$@" >/dev/full; }
+
+# assert_released NAME: nothing of the lock is left but its fencing
+# counter, and another acquire gets it at once.
+assert_released() {
+	assert key_absent "redlock:$1"
+	assert_equal "$(rcli --scan --pattern "*$1}*meta" | wc -l)" 0
+	run -0 --separate-stderr redlock acquire -n -t 1m "$1"
+	assert_regex "$output" "$UUID_RE"
+}
+
+# assert_one_diagnostic: after run --separate-stderr: one `redlock: ` line.
+assert_one_diagnostic() {
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" '^redlock: '
+}
+
+@test "acquire -t 1h with stdout /dev/full exits 74 and the lock is released" {
+	run --separate-stderr stdout_full "$RL" acquire -t 1h x
+	assert_equal "$status" 74
+	assert_one_diagnostic
+	assert_released x
+}
+
+@test "acquire -t 1h with stdout closed exits 74 and the lock is released" {
+	run --separate-stderr stdout_closed "$RL" acquire -t 1h x
+	assert_equal "$status" 74
+	assert_one_diagnostic
+	assert_released x
+}
+
+@test "acquire into a pipe whose reader is gone (SIGPIPE at its default) exits 74 and the lock is released" {
+	run --separate-stderr "$INTO_CLOSED_PIPE" default "$RL" acquire -t 1h x
+	assert_output 'exit 74'
+	assert_one_diagnostic
+	assert_released x
+}
+
+@test "acquire into a pipe whose reader is gone (SIGPIPE ignored) exits 74 and the lock is released" {
+	run --separate-stderr "$INTO_CLOSED_PIPE" ignore "$RL" acquire -t 1h x
+	assert_output 'exit 74'
+	assert_one_diagnostic
+	assert_released x
+}
+
+@test "acquire --env with stdout /dev/full exits 74 and the lock is released" {
+	run --separate-stderr stdout_full "$RL" acquire --env -t 1h x
+	assert_equal "$status" 74
+	assert_one_diagnostic
+	assert_released x
+}
+
+@test "acquire --env with stdout closed exits 74 and the lock is released" {
+	run --separate-stderr stdout_closed "$RL" acquire --env -t 1h x
+	assert_equal "$status" 74
+	assert_released x
+}
+
+@test "acquire --env into a pipe whose reader is gone exits 74 and the lock is released" {
+	run --separate-stderr "$INTO_CLOSED_PIPE" default "$RL" acquire --env -t 1h x
+	assert_output 'exit 74'
+	assert_released x
+}
+
+@test "an acquire that could not deliver its token leaves the fencing counter going up" {
+	run -0 --separate-stderr redlock acquire --env -t 1m x
+	local f1
+	f1=$(sed -n 's/^REDLOCK_FENCE=//p' <<<"$output" | tr -d "'\"")
+	run -0 --separate-stderr redlock release x "$(sed -n 's/^REDLOCK_TOKEN=//p' <<<"$output" | tr -d "'\"")"
+	run --separate-stderr stdout_full "$RL" acquire -t 1h x
+	assert_equal "$status" 74
+	run -0 --separate-stderr redlock acquire --env -t 1m x
+	local f3
+	f3=$(sed -n 's/^REDLOCK_FENCE=//p' <<<"$output" | tr -d "'\"")
+	((f3 > f1)) || fail "fence $f3 after $f1"
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# -w DURATION gives up within 10 ms of DURATION on an idle machine (SPEC
+# §4, issue 14 item 10), whatever the server's hz (Redis answers a
+# blocking command's timeout only at its hz, 10 by default: 100 ms
+# steps).  Measured as the median of five runs, minus redlock's own
+# start-up and first attempt (the median of five immediate -n runs), so
+# that a shared machine's process start does not count.
+
+load helpers
+
+one_server_lifecycle
+
+RUNS=5
+
+# elapsed_us CMD...: runs CMD, prints how long it took (microseconds);
+# fails unless CMD exited 1 (the conflict status).
+elapsed_us() {
+	local t0 t1 st=0
+	t0=${EPOCHREALTIME/./}
+	"$@" 2>/dev/null || st=$?
+	t1=${EPOCHREALTIME/./}
+	((st == 1)) || {
+		echo "elapsed_us: status $st from $*" >&2
+		return 1
+	}
+	echo $((t1 - t0))
+}
+
+# median_us CMD...: the median of RUNS timings of CMD; sets MIN_US too.
+median_us() {
+	local i t all=()
+	for ((i = 0; i < RUNS; i++)); do
+		t=$(elapsed_us "$@") || return 1
+		all+=("$t")
+	done
+	mapfile -t all < <(printf '%s\n' "${all[@]}" | sort -n)
+	MIN_US=${all[0]}
+	MEDIAN_US=${all[$((RUNS / 2))]}
+	ALL_US="${all[*]}"
+}
+
+setup() {
+	common_setup
+	run -0 --separate-stderr redlock acquire -t 5m wp
+	median_us "$RL" -n wp true
+	BASE_US=$MEDIAN_US
+}
+
+# assert_wait_precise MS: -w MSms against the held lock never gives up
+# before MS, and its median is at most MS + 10 ms after the base.
+assert_wait_precise() {
+	local ms=$1
+	median_us "$RL" -w "${ms}ms" wp true
+	((MIN_US >= ms * 1000)) || fail "-w ${ms}ms gave up after $((MIN_US / 1000)) ms, early (runs, us: $ALL_US)"
+	local over=$(((MEDIAN_US - BASE_US) / 1000 - ms))
+	((over <= 10)) ||
+		fail "-w ${ms}ms: median $((MEDIAN_US / 1000)) ms, start-up $((BASE_US / 1000)) ms: $over ms late (runs, us: $ALL_US)"
+}
+
+@test "-w 100ms against a held lock gives up between 100 and 110 ms (start-up not counted)" {
+	assert_wait_precise 100
+}
+
+@test "-w 1ms against a held lock gives up within 10 ms (start-up not counted)" {
+	assert_wait_precise 1
+}
+
+@test "-w 250ms against a held lock gives up between 250 and 260 ms (start-up not counted)" {
+	assert_wait_precise 250
+}
+
+@test "-w 100ms over TCP gives up between 100 and 110 ms too" {
+	start_redis tcp --tcp
+	local u
+	u="redis://127.0.0.1:$(redis_port tcp)"
+	run -0 --separate-stderr redlock acquire -u "$u" -t 5m wp
+	median_us "$RL" -u "$u" -n wp true
+	BASE_US=$MEDIAN_US
+	median_us "$RL" -u "$u" -w 100ms wp true
+	((MIN_US >= 100000)) || fail "gave up early: $ALL_US"
+	local over=$(((MEDIAN_US - BASE_US) / 1000 - 100))
+	((over <= 10)) || fail "$over ms late (runs, us: $ALL_US; start-up $BASE_US)"
+	stop_redis tcp
+}
