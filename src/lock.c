@@ -356,9 +356,9 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
 	int ok = 0, gone = 0;
 
 	if (l->shared)
-		args_script(&a, SCRIPT_SH_RENEW, &l->k, 4);
+		args_script(&a, SCRIPT_SH_RENEW, &l->k, 3);
 	else
-		args_script(&a, SCRIPT_RENEW, &l->k, 3);
+		args_script(&a, SCRIPT_RENEW, &l->k, 2);
 	args_add(&a, l->token, LOCK_TOKEN_LEN);
 	args_num(&a, l->ttl);
 	o->err[0] = '\0';
@@ -402,8 +402,8 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
     int brief, char *done, int *others, int *shared, struct lock_outcome *o)
 {
 	static const int nkeys[SCRIPT_COUNT] = {
-		[SCRIPT_RELEASE] = 4, [SCRIPT_RENEW] = 3,
-		[SCRIPT_SH_RELEASE] = 7, [SCRIPT_SH_RENEW] = 4
+		[SCRIPT_RELEASE] = 4, [SCRIPT_RENEW] = 2,
+		[SCRIPT_SH_RELEASE] = 7, [SCRIPT_SH_RENEW] = 3
 	};
 	struct conn_req r[l->n];
 	struct args a;

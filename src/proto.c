@@ -24,8 +24,10 @@
  *                   (writer preference)
  *   base "\0xwake"  a list that wakes exclusive waiters only
  *   base "\0stop"   tokens an operator asked to stop (redlock stop): a
- *                   set the renewal script looks in, expiring soon
- *                   after the holders' leases
+ *                   set that the stop verb keeps, expiring soon after
+ *                   the holders' leases; each holder is also marked in
+ *                   its own record (meta field stop, hmeta TOKEN:stop),
+ *                   which is what its renewal reads
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
  * where base puts them in K's Redis Cluster hash slot, for every NAME
@@ -169,15 +171,18 @@ static const char acquire_lua[] =
 
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
- * extend).  KEYS: K, meta, stop.  Returns 1, or 2 when an operator
- * asked this holder to stop (redlock stop); else 0 held by another
+ * extend).  KEYS: K, meta: keys that exist while the lock is held, so
+ * that a renewal runs on the node that has them while a Redis Cluster
+ * migrates the slot (a key missing there would answer TRYAGAIN or ASK).
+ * Returns 1, or 2 when an operator asked this holder to stop (redlock
+ * stop marks meta's field stop with the token); else 0 held by another
  * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
     LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 2 end\n"
+    "if redis.call('HGET', KEYS[2], 'stop') == ARGV[1] then return 2 end\n"
     "return 1\n";
 
 /*
@@ -383,11 +388,11 @@ void
 args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
 {
 	static const char order[SCRIPT_COUNT][8] = {
-		[SCRIPT_ACQUIRE] = "kfmqh", [SCRIPT_RENEW] = "kms",
+		[SCRIPT_ACQUIRE] = "kfmqh", [SCRIPT_RENEW] = "km",
 		[SCRIPT_RELEASE] = "kmwf", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwx",
-		[SCRIPT_SH_RENEW] = "khHs", [SCRIPT_SH_RELEASE] = "khHwfqx",
-		[SCRIPT_STOP] = "khs", [SCRIPT_NOTIFY] = "d",
+		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
+		[SCRIPT_STOP] = "khsmH", [SCRIPT_NOTIFY] = "d",
 	};
 
 	if (shas[s][0] == '\0')

@@ -22,7 +22,7 @@
     "local function forget(g)\n" \
     "  redis.call('HDEL', KEYS[" m "], g .. ':host', g .. ':pid',\n" \
     "    g .. ':user', g .. ':cmd', g .. ':start', g .. ':fence',\n" \
-    "    g .. ':ttl')\n" \
+    "    g .. ':ttl', g .. ':stop')\n" \
     "end\n" \
     "local function prune()\n" \
     "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[" h "],\n" \
@@ -114,8 +114,9 @@ const char proto_sh_acquire_lua[] =
 
 /*
  * Reset shared holder ARGV[1]'s lease to ARGV[2] ms.  KEYS: K, holders,
- * hmeta, stop.  Returns 1, or 2 when an operator asked this holder to
- * stop; else 0 held exclusively by a token, -1 not held by this token.
+ * hmeta (all there while held: see renew_lua).  Returns 1, or 2 when an
+ * operator asked this holder to stop (hmeta's TOKEN:stop); else 0 held
+ * exclusively by a token, -1 not held by this token.
  */
 const char proto_sh_renew_lua[] =
     "local v = redis.call('GET', KEYS[1])\n"
@@ -128,7 +129,7 @@ const char proto_sh_renew_lua[] =
     "if not s or tonumber(s) <= now then return -1 end\n"
     "redis.call('ZADD', KEYS[2], now + ARGV[2], ARGV[1])\n"
     "extend()\n"
-    "if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then return 2 end\n"
+    "if redis.call('HGET', KEYS[3], ARGV[1] .. ':stop') then return 2 end\n"
     "return 1\n";
 
 /*
@@ -176,9 +177,10 @@ const char proto_sh_release_lua[] =
     "return 1\n";
 
 /*
- * redlock stop.  KEYS: K, holders, stop.  ARGV: record ('1': ask the
- * current holders to stop, adding their tokens to the stop set), margin
- * ms.  Then drops from the set the tokens that no longer hold the lock
+ * redlock stop.  KEYS: K, holders, stop, meta, hmeta.  ARGV: record
+ * ('1': ask the current holders to stop, adding their tokens to the
+ * stop set and marking each holder's record, which its renewal reads),
+ * margin ms.  Then drops from the set the tokens that no longer hold the lock
  * and keeps the set until margin ms after K's expiry.  Returns {asked,
  * left, pttl}: holders asked now, tokens of the set still holding, K's
  * TTL (-2: free).
@@ -192,11 +194,15 @@ const char proto_stop_lua[] =
     "local asked = 0\n"
     "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
     "  redis.call('SADD', KEYS[3], v)\n"
+    "  local ms = redis.call('PTTL', KEYS[1])\n"
+    "  redis.call('HSET', KEYS[4], 'stop', v)\n"
+    "  if ms > 0 then redis.call('PEXPIRE', KEYS[4], ms) end\n"
     "  asked = 1\n"
     "elseif ARGV[1] == '1' and v then\n"
     "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2],\n"
     "      '(' .. string.format('%.0f', now), '+inf')) do\n"
     "    redis.call('SADD', KEYS[3], g)\n"
+    "    redis.call('HSET', KEYS[5], g .. ':stop', '1')\n"
     "    asked = asked + 1\n"
     "  end\n"
     "end\n"
