@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/cluster.sh - `make bench`, row G: what one Redis Cluster
+# bench/cluster.sh - `make bench`, row I: what one Redis Cluster
 # redirection costs an uncontended `redlock NAME true`.  bench/run.sh
 # calls it; it also runs alone.
 #
@@ -169,9 +169,9 @@ done
 cat <<EOF
 | | measure | through the owner | through another node | flock(1) | another node / owner |
 |---|---|---|---|---|---|
-| G | Redis Cluster, 3 masters: uncontended \`redlock NAME true\`, median ±semi-IQR | ${CELL[owner]} ($(ratio "${MED[owner]}" "${MED[flock]}")×) | ${CELL[other]} ($(ratio "${MED[other]}" "${MED[flock]}")×) | ${CELL[flock]} (1.00×) | $(ratio "${MED[other]}" "${MED[owner]}")× |
+| I | Redis Cluster, 3 masters: uncontended \`redlock NAME true\`, median ±semi-IQR | ${CELL[owner]} ($(ratio "${MED[owner]}" "${MED[flock]}")×) | ${CELL[other]} ($(ratio "${MED[other]}" "${MED[flock]}")×) | ${CELL[flock]} (1.00×) | $(ratio "${MED[other]}" "${MED[owner]}")× |
 
-- G: runs ${CELL[owner,n]} (owner), ${CELL[other,n]} (another node), ${CELL[flock,n]} (flock) over $ROUNDS
+- I: runs ${CELL[owner,n]} (owner), ${CELL[other,n]} (another node), ${CELL[flock,n]} (flock) over $ROUNDS
   interleaved rounds; in brackets the ratio to flock(1) from the same run.
   Through another node a run costs one redirection: MOVED, a second
   connection (to the owner), and the script's body instead of its SHA-1;

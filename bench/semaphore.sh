@@ -12,7 +12,7 @@
 # Usage: bench/semaphore.sh [--port PORT] [--row TOOL...]
 #   --port PORT   use the redis-server on 127.0.0.1:PORT (bench/run.sh's);
 #                 otherwise one is started on a free port and stopped after
-#   --row TOOL... print a row of bench/run.sh's table (row G; one column
+#   --row TOOL... print a row of bench/run.sh's table (row H; one column
 #                 per TOOL, redlock's filled) and a note line, instead of
 #                 the summary
 # Environment: BENCH_QUICK=1 fewer runs; SEM_WORKERS (8), SEM_LIMIT (4),
@@ -132,7 +132,7 @@ fi
 
 if [ "$row" = 1 ]; then
 	# shellcheck disable=SC2016 # Markdown code, not expansions
-	printf '| G | semaphore: `redlock --limit %s`, %s workers: runs/s, largest concurrency seen |' \
+	printf '| H | semaphore: `redlock --limit %s`, %s workers: runs/s, largest concurrency seen |' \
 	    "$LIMIT" "$WORKERS"
 	for t in "${tools[@]}"; do
 		if [ "$t" = redlock ]; then
@@ -143,7 +143,7 @@ if [ "$row" = 1 ]; then
 	done
 	printf ' max %s | max = %s | %s |\n' "${max:-0}" "$LIMIT" "$([ "$ok" = 1 ] && echo PASS || echo MISS)"
 	# shellcheck disable=SC2016
-	printf -- '- G redlock: %s workers × %s runs of a 10 ms command under `--limit %s` in %s s; ' \
+	printf -- '- H redlock: %s workers × %s runs of a 10 ms command under `--limit %s` in %s s; ' \
 	    "$WORKERS" "$ITERS" "$LIMIT" "$secs"
 	printf 'concurrency counted by the commands themselves%s\n' "${why:+; $why}"
 else
