@@ -293,20 +293,36 @@ ctx_make(void)
 	ctx_status = 0;
 }
 
+/* Without OpenSSL: are the files that o names there to be read?  Sets
+ * ctx_err; returns 0 or EXIT_USAGE. */
+static int
+files_readable(const struct tls_opts *o)
+{
+	return (o->cacert == NULL || readable("--cacert", o->cacert, 0)) &&
+	    (o->cacertdir == NULL || readable("--cacertdir", o->cacertdir, 1)) &&
+	    (o->cert == NULL || readable("--cert", o->cert, 0)) &&
+	    (o->key == NULL || readable("--key", o->key, 0)) ? 0 : EXIT_USAGE;
+}
+
 /*
- * Set TLS up for the run when o->used (some URL is TLS): load OpenSSL
- * and check the CA, certificate and key files, so that a bad file is a
- * usage error before any connection is made.  Without TLS, does
- * nothing: plain runs never load OpenSSL.  Returns 0, or an exit status
- * (EXIT_USAGE, EXIT_UNAVAILABLE) after saying why.
+ * Set TLS up for the run: load OpenSSL and check the CA, certificate
+ * and key files, so that a bad file is a usage error before any
+ * connection is made.  When no URL is TLS (o->used is 0) the files are
+ * checked all the same, as a mistake to show at once, and an OpenSSL
+ * that cannot be loaded is no error; with neither TLS nor files this
+ * does nothing, and plain runs never load OpenSSL.  Returns 0, or an
+ * exit status (EXIT_USAGE, EXIT_UNAVAILABLE) after saying why.
  */
 int
 tls_init(const struct tls_opts *o)
 {
-	if (!o->used)
+	if (!o->used && o->cacert == NULL && o->cacertdir == NULL &&
+	    o->cert == NULL && o->key == NULL)
 		return 0;
 	opts = *o;
 	pthread_once(&ctx_once, ctx_make);
+	if (!o->used && ctx_status == EXIT_UNAVAILABLE)
+		ctx_status = files_readable(o);
 	if (ctx_status == EXIT_USAGE)
 		log_usage("%s", ctx_err);
 	else if (ctx_status != 0)

@@ -197,6 +197,20 @@ for _ in range(200):
 	done
 }
 
+@test "TLS files are checked even when no URL uses TLS, and nothing is written" {
+	run -64 --separate-stderr redlock -u "unix://$REDIS_SOCK" \
+	    --cacert "$PKI/missing.pem" plainfiles true
+	assert_usage_error
+	assert_regex "${stderr_lines[0]}" "'$PKI/missing.pem'"
+	run -64 --separate-stderr redlock -u "unix://$REDIS_SOCK" \
+	    --cert "$PKI/client.crt" --key "$PKI/garbage.pem" plainfiles true
+	assert_regex "${stderr_lines[0]}" "'$PKI/garbage.pem'"
+	run -0 rcli --scan --pattern '*plainfiles*'
+	assert_output ''
+	run -0 redlock -u "unix://$REDIS_SOCK" --cacert "$PKI/ca.crt" \
+	    plainfiles true
+}
+
 @test "--cert without --key, and --key without --cert, are usage errors" {
 	run -64 --separate-stderr redlock -u "$(dead_url)" --cert "$PKI/client.crt" job true
 	assert_usage_error
