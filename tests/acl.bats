@@ -156,3 +156,38 @@ cycle() {
 	(($(now_ms) - t0 < $(scale_ms 5000)))
 	release_lock h
 }
+
+@test "a quorum works as the ACL user with the man page's additions for a quorum, and not without them" {
+	local s
+	local -a urls=()
+	start_redis q2 --tcp
+	start_redis q3 --tcp
+	for s in main q2 q3; do
+		use_redis "$s"
+		rcli ACL DELUSER redlock >/dev/null
+		rcli ACL LOG RESET >/dev/null
+		set_user
+		urls+=(-u "redis://redlock@127.0.0.1:$(redis_port "$s")")
+	done
+	# Without them: the quorum's fence (EXISTS in a script) is refused,
+	# with Redis's reason, and nothing is left behind.
+	run -69 --separate-stderr redlock "${urls[@]}" job touch "$BATS_TEST_TMPDIR/ran"
+	assert_regex "${stderr_lines[0]}" "can't run this command|NOPERM"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	for s in main q2 q3; do
+		use_redis "$s"
+		assert_equal "$s: $(rcli EXISTS redlock:job)" "$s: 0"
+		[[ $(rcli ACL SETUSER redlock +exists +info) == OK ]]
+		rcli ACL LOG RESET >/dev/null
+	done
+	run -0 redlock "${urls[@]}" -t 300ms job sh -c 'sleep 0.4'
+	run -0 --separate-stderr redlock acquire "${urls[@]}" job
+	local tok=$output
+	run -0 redlock status "${urls[@]}" job
+	run -0 redlock release "${urls[@]}" job "$tok"
+	for s in main q2 q3; do
+		use_redis "$s"
+		assert_equal "$s: $(acl_denials)" "$s: 0"
+	done
+	use_redis main
+}
