@@ -9,6 +9,8 @@
 # needed by some step.  A permission missing gives Redis's NOPERM reason.
 
 load helpers
+load sentinel_helpers
+load cluster_helpers
 
 USER_PW='Acl-User-Pw-61f0'
 
@@ -190,4 +192,66 @@ cycle() {
 		assert_equal "$s: $(acl_denials)" "$s: 0"
 	done
 	use_redis main
+}
+
+@test "through Sentinel, the ACL user works with the man page's additions for Sentinel, and not without them" {
+	local url tok
+	sentinel_setup acl redlock-acl
+	use_redis acl-m
+	set_user
+	rcli ACL LOG RESET >/dev/null
+	url=${SENTINEL_URL/redis+sentinel:\/\//redis+sentinel:\/\/redlock@}
+	# Without them: asking the master its role is refused.
+	run -69 --separate-stderr redlock -u "$url" job touch "$BATS_TEST_TMPDIR/ran"
+	assert_regex "${stderr_lines[0]}" "NOPERM .*role"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	# Each of them is needed.
+	local w
+	for w in role hmget info; do
+		set_user
+		rcli ACL SETUSER redlock +role +hmget +info "-$w" >/dev/null
+		run -69 --separate-stderr redlock -u "$url" job true
+		assert_regex "${stderr_lines[0]}" "NOPERM|can't run"
+	done
+	[[ $(rcli ACL SETUSER redlock +role +hmget +info) == OK ]]
+	rcli ACL LOG RESET >/dev/null
+	run -0 redlock -u "$url" -t 300ms job sh -c 'sleep 0.4'
+	tok=$(redlock acquire -u "$url" job)
+	run -0 redlock status -u "$url" job
+	run -0 redlock release -u "$url" job "$tok"
+	assert_equal "$(acl_denials)" 0
+	sentinel_teardown acl
+}
+
+@test "on a Cluster, the ACL user works with the man page's line and +asking, through any node" {
+	local n name other addrs=()
+	local -a NODES=(k1 k2 k3)
+	for n in "${NODES[@]}"; do
+		start_redis "$n" --tcp --cluster-enabled yes \
+			--cluster-port "$(free_port)" --cluster-node-timeout 5000 \
+			--cluster-config-file nodes.conf
+		addrs+=("127.0.0.1:$(redis_port "$n")")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
+		--cluster-yes >"$BATS_TEST_TMPDIR/create.log" 2>&1 ||
+		fail "$(cat "$BATS_TEST_TMPDIR/create.log")"
+	wait_until -t 30 cluster_ok
+	for n in "${NODES[@]}"; do
+		use_redis "$n"
+		set_user
+		[[ $(rcli ACL SETUSER redlock +asking) == OK ]]
+		rcli ACL LOG RESET >/dev/null
+	done
+	name=$(name_on k2)
+	other="redis://redlock@127.0.0.1:$(redis_port k1)"
+	# Through a node that does not serve NAME: MOVED, then the owner.
+	run -0 redlock -u "$other" -t 300ms "$name" sh -c 'sleep 0.4'
+	run -0 --separate-stderr redlock acquire -u "$other" "$name"
+	run -0 redlock list -u "$other"
+	assert_output --regexp "^$name "
+	run -0 redlock break -u "$other" "$name"
+	for n in "${NODES[@]}"; do
+		use_redis "$n"
+		assert_equal "$n: $(acl_denials)" "$n: 0"
+	done
 }
