@@ -7,6 +7,8 @@
 # until the man page says what it needs.  Every verb runs as that user
 # with Redis logging no denial, and every permission of the line is
 # needed by some step.  A permission missing gives Redis's NOPERM reason.
+# What the man page adds for a quorum, Sentinel and a Cluster is tried
+# there too.
 
 load helpers
 load sentinel_helpers
