@@ -237,6 +237,20 @@ print(v if isinstance(v, str) else repr(v))' "$1" "$2"
 	assert_equal "$(json_get "$output" held)" False
 }
 
+@test "the holder's user is \$USER, else \$LOGNAME, else its user id's name" {
+	local tok me
+	me=$(id -un)
+	tok=$(USER=alice LOGNAME=bob redlock acquire -t 1m who)
+	assert_equal "$(json_get "$(redlock status --json who)" user)" alice
+	redlock release who "$tok"
+	tok=$(env -u USER LOGNAME=bob "$RL" acquire -t 1m who)
+	assert_equal "$(json_get "$(redlock status --json who)" user)" bob
+	redlock release who "$tok"
+	tok=$(env -u USER -u LOGNAME "$RL" acquire -t 1m who)
+	assert_equal "$(json_get "$(redlock status --json who)" user)" "$me"
+	redlock release who "$tok"
+}
+
 @test "status --json has the members listed in the man page" {
 	acquire_tok deploy -t 1m >/dev/null
 	run -0 redlock status --json deploy
