@@ -19,7 +19,7 @@ extern char **environ;
 /*
  * Who we run as, for the metadata (for people, not for security):
  * $USER or $LOGNAME (as login and cron set them), which cost nothing,
- * else the password database (the NSS code it runs is a fifth of a
+ * else the password database (the NSS code it runs is a tenth of a
  * plain run's memory), else the uid.
  */
 static void
