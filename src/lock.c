@@ -26,8 +26,10 @@
 
 /* How long a fencing counter outlives the last grant or release of its
  * name: long enough that quorum servers' clocks agree better than
- * that, short enough that a name used once leaves nothing behind. */
-#define FENCE_LINGER_MS 60000
+ * that, short enough that a name used once leaves nothing behind a
+ * minute later, with ten seconds to spare for a server's lazy expiry
+ * and for a release whose reply came late. */
+#define FENCE_LINGER_MS 50000
 
 /* How long a wake list outlives its last push: a waiter that was
  * between two attempts still finds the push when it blocks again. */
