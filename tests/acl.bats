@@ -62,41 +62,60 @@ blpop_waiting() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 
 # cycle [soft]: every verb and path of redlock once, on a fresh name.
 # Strict (the default): each step must do what it should.  soft: run the
-# steps whatever happens, for the denials they cause, waiting briefly.
+# steps whatever happens, waiting briefly, until Redis denies something.
 cycle() {
 	local soft=${1:-} tok status mode w=10
 	[[ -n $soft ]] && w=1
+	# Soft: once Redis has denied something, the rest can be skipped.
+	denied() { [[ -n $soft ]] && (($(acl_denials) > 0)); }
 	# The run form, renewing, with a nested redlock (re-entrance).
 	redlock -w "$w" -t 300ms job sh -c 'sleep 0.4; redlock -w 1 "$REDLOCK_NAME" true' ||
 		[[ -n $soft ]] || return 1
+	denied && return 0
 	tok=$(redlock acquire -w "$w" -t 20s job) || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock status job >/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
 	[[ $(redlock list) == job* ]] || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock extend -t 20s job "$tok" || [[ -n $soft ]] || return 1
+	denied && return 0
 	status=0
 	redlock -n job true 2>/dev/null || status=$?
 	[[ $status == 1 || -n $soft ]] || return 1
+	denied && return 0
 	# A waiter, woken by the release.
 	bg_start waiter "$RL" -w "$((w + 1))" job true
 	wait_until -t "$w" blpop_waiting || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock release job "$tok" || [[ -n $soft ]] || return 1
+	denied && return 0
 	bg_wait waiter "$((w + 5))" && [[ $BG_STATUS == 0 ]] || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock acquire -w "$w" job >/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock break job 2>/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock break --fence job 2>/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
 	# Shared locks and a semaphore, one holder inside another's lease.
 	redlock -s -w "$w" job sh -c 'redlock -s -w 1 job2 true' ||
 		[[ -n $soft ]] || return 1
+	denied && return 0
 	redlock --limit 2 -w "$w" -t 300ms sem sh -c 'sleep 0.4' ||
 		[[ -n $soft ]] || return 1
+	denied && return 0
 	# An operator asks a holder to stop (exclusive, then shared); it
 	# finds the request at its next renewal, within ttl/3.
 	for mode in -x -s; do
 		bg_start holder "$RL" "$mode" -t 3s -w "$w" job sleep 30
 		wait_until -t "$w" eval '[[ $(rcli EXISTS redlock:job) == 1 ]]' ||
 			[[ -n $soft ]] || return 1
+		denied && return 0
 		redlock stop -w "$w" job 2>/dev/null || [[ -n $soft ]] || return 1
+		denied && return 0
 		bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
+		denied && return 0
 	done
 	return 0
 }
