@@ -245,18 +245,12 @@ cycle() {
 }
 
 @test "on a Cluster, the ACL user works with the man page's line and +asking, through any node" {
-	local n name other addrs=()
+	local n name other
 	local -a NODES=(k1 k2 k3)
 	for n in "${NODES[@]}"; do
-		start_redis "$n" --tcp --cluster-enabled yes \
-			--cluster-port "$(free_port)" --cluster-node-timeout 5000 \
-			--cluster-config-file nodes.conf
-		addrs+=("127.0.0.1:$(redis_port "$n")")
+		start_cluster_node "$n"
 	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
-		--cluster-yes >"$BATS_TEST_TMPDIR/create.log" 2>&1 ||
-		fail "$(cat "$BATS_TEST_TMPDIR/create.log")"
-	wait_until -t 30 cluster_ok
+	cluster_create
 	for n in "${NODES[@]}"; do
 		use_redis "$n"
 		set_user

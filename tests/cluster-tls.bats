@@ -16,18 +16,14 @@ NODES=(t1 t2 t3)
 setup_file() {
 	common_setup_file
 	make_pki
-	local n addrs=()
+	local n
 	for n in "${NODES[@]}"; do
 		start_tls_redis "$n" good --tcp --tls-auth-clients no \
 			--tls-cluster yes --cluster-enabled yes \
 			--cluster-port "$(free_port)" --cluster-node-timeout 5000 \
 			--cluster-config-file nodes.conf || return 1
-		addrs+=("127.0.0.1:$(redis_port "$n")")
 	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
-		--cluster-yes >"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
-		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
-	wait_until -t 30 cluster_ok
+	cluster_create
 }
 teardown_file() { common_teardown_file; }
 setup() {

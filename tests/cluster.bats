@@ -15,20 +15,14 @@ NODES=(c1 c2 c3)
 
 setup_file() {
 	common_setup_file
-	local n addrs=()
+	local n
 	for n in "${NODES[@]}"; do
-		start_redis "$n" --tcp --cluster-enabled yes \
-			--cluster-port "$(free_port)" --cluster-node-timeout 5000 \
-			--cluster-config-file nodes.conf
-		addrs+=("127.0.0.1:$(redis_port "$n")")
+		start_cluster_node "$n" || return 1
 	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
-		--cluster-yes >"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
-		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
-	wait_until -t 30 cluster_ok
-	start_redis r1 --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
-		--cluster-node-timeout 5000 --cluster-config-file nodes.conf
-	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" "${addrs[0]}" \
+	cluster_create || return 1
+	start_cluster_node r1 || return 1
+	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" \
+		"127.0.0.1:$(redis_port c1)" \
 		--cluster-slave --cluster-master-id "$(rcli_at c1 CLUSTER MYID)" \
 		>>"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }

@@ -4,6 +4,26 @@
 # of the nodes named in its NODES array (cluster.bats, cluster-tls.bats).
 # Load after helpers.
 
+# start_cluster_node NAME: a redis-server on TCP that can join a cluster.
+start_cluster_node() {
+	start_redis "$1" --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
+		--cluster-node-timeout 5000 --cluster-config-file nodes.conf
+}
+
+# cluster_create: join the nodes of NODES, started with --tcp and
+# --cluster-enabled yes, into one cluster of masters, and wait until
+# every one of them says it is up.
+cluster_create() {
+	local n addrs=()
+	for n in "${NODES[@]}"; do
+		addrs+=("127.0.0.1:$(redis_port "$n")")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
+		--cluster-yes >"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
+	wait_until -t 30 cluster_ok
+}
+
 # cluster_ok [NODE...]: every node (default: the masters) says the
 # cluster is up.
 cluster_ok() {
