@@ -106,7 +106,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	struct args a;
 	int answered = 0;
 
-	args_script(&a, SCRIPT_INSPECT, &l->k, 5);
+	args_script(&a, SCRIPT_INSPECT, &l->k);
 	args_str(&a, remove ? "1" : "0");
 	args_num(&a, INSPECT_WAKE_LINGER_MS);
 	o->err[0] = '\0';

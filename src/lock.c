@@ -133,7 +133,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	struct args a;
 	int ok = 0;
 
-	args_script(&a, SCRIPT_BUMP, &l->k, 2);
+	args_script(&a, SCRIPT_BUMP, &l->k);
 	args_num(&a, l->fence);
 	args_num(&a, FENCE_LINGER_MS);
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
@@ -154,10 +154,7 @@ acquire_args(struct lock *l, struct args *a, char *pid, char *start)
 {
 	size_t w;
 
-	if (l->shared)
-		args_script(a, SCRIPT_SH_ACQUIRE, &l->k, 8);
-	else
-		args_script(a, SCRIPT_ACQUIRE, &l->k, 5);
+	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE, &l->k);
 	args_add(a, l->token, LOCK_TOKEN_LEN);
 	args_num(a, l->ttl);
 	args_num(a, FENCE_LINGER_MS);
@@ -357,10 +354,7 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
 	struct args a;
 	int ok = 0, gone = 0;
 
-	if (l->shared)
-		args_script(&a, SCRIPT_SH_RENEW, &l->k, 3);
-	else
-		args_script(&a, SCRIPT_RENEW, &l->k, 2);
+	args_script(&a, l->shared ? SCRIPT_SH_RENEW : SCRIPT_RENEW, &l->k);
 	args_add(&a, l->token, LOCK_TOKEN_LEN);
 	args_num(&a, l->ttl);
 	o->err[0] = '\0';
@@ -403,15 +397,11 @@ static int
 token_once(struct lock *l, enum script s, const char *token, long long arg,
     int brief, char *done, int *others, int *shared, struct lock_outcome *o)
 {
-	static const int nkeys[SCRIPT_COUNT] = {
-		[SCRIPT_RELEASE] = 4, [SCRIPT_RENEW] = 2,
-		[SCRIPT_SH_RELEASE] = 7, [SCRIPT_SH_RENEW] = 3
-	};
 	struct conn_req r[l->n];
 	struct args a;
 	int ok = 0;
 
-	args_script(&a, s, &l->k, nkeys[s]);
+	args_script(&a, s, &l->k);
 	args_str(&a, token);
 	args_num(&a, arg);
 	args_num(&a, FENCE_LINGER_MS);
@@ -521,7 +511,7 @@ lock_notify_stopped(struct lock *l)
 	struct conn_req r[l->n];
 	struct args a;
 
-	args_script(&a, SCRIPT_NOTIFY, &l->k, 1);
+	args_script(&a, SCRIPT_NOTIFY, &l->k);
 	args_num(&a, WAKE_LINGER_MS);
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
 	    NULL, NULL, NULL, 0);

@@ -380,14 +380,15 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 }
 
 /*
- * Start a fresh vector: EVALSHA of script s with nkeys of k's keys, in
- * the order of the script's KEYS comment (the letters below: K, fence,
- * meta, wake, holders, hmeta, xwait (q), xwake, stop, stopped (d)).
+ * Start a fresh vector: EVALSHA of script s with the keys of k that it
+ * takes, in the order of the script's KEYS comment (the letters below:
+ * K, fence, meta, wake, holders, hmeta, xwait (q), xwake, stop, stopped
+ * (d)).  This table is the one place that says which keys a script has.
  */
 void
-args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
+args_script(struct args *a, enum script s, const struct keys *k)
 {
-	static const char order[SCRIPT_COUNT][8] = {
+	static const char order[SCRIPT_COUNT][9] = {
 		[SCRIPT_ACQUIRE] = "kfmqh", [SCRIPT_RENEW] = "km",
 		[SCRIPT_RELEASE] = "kmwf", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwx",
@@ -401,8 +402,8 @@ args_script(struct args *a, enum script s, const struct keys *k, int nkeys)
 	a->script = (int)s;
 	args_str(a, "EVALSHA");
 	args_add(a, shas[s], 40);
-	args_num(a, nkeys);
-	for (int i = 0; i < nkeys && order[s][i] != '\0'; i++) {
+	args_num(a, (long long)strlen(order[s]));
+	for (int i = 0; order[s][i] != '\0'; i++) {
 		size_t len;
 		const char *key = key_by_letter(k, order[s][i], &len);
 		args_add(a, key, len);

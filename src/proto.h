@@ -51,8 +51,7 @@ void proto_keys_free(struct keys *k);
 void args_add(struct args *a, const char *s, size_t n);
 void args_str(struct args *a, const char *s);
 void args_num(struct args *a, long long v);
-void args_script(struct args *a, enum script s, const struct keys *k,
-    int nkeys);
+void args_script(struct args *a, enum script s, const struct keys *k);
 void args_as_eval(struct args *a);
 int reply_noscript(const redisReply *r);
 long long reply_int(const redisReply *r, size_t i);

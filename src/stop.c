@@ -54,7 +54,7 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 	struct args a;
 	int answered = 0;
 
-	args_script(&a, SCRIPT_STOP, &l->k, 5);
+	args_script(&a, SCRIPT_STOP, &l->k);
 	args_str(&a, record ? "1" : "0");
 	args_num(&a, STOP_MARGIN_MS);
 	s->asked = s->left = 0;
