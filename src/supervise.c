@@ -308,11 +308,11 @@ suspend(struct run *r, int status)
 	resume(r);
 }
 
-/* Forward the signals that arrived; SIGTERM and SIGHUP also continue a
- * stopped command so that it can act on them.  SIGTERM stops the command
- * as redlock stop does: the whole tree, and SIGKILL for what is left
- * --kill-after later (a daemon that ignores SIGTERM would otherwise keep
- * the lock). */
+/* Forward the signals that arrived; SIGHUP also continues a stopped
+ * command so that it can act on it.  SIGTERM stops the command as
+ * redlock stop does (stop_command(): SIGTERM and SIGCONT now, SIGKILL
+ * for what is left --kill-after later; a daemon that ignores SIGTERM
+ * would otherwise keep the lock). */
 static void
 forward_signals(struct run *r)
 {
@@ -326,7 +326,7 @@ forward_signals(struct run *r)
 			continue;
 		}
 		child_signal(&r->child, sig);
-		if (sig == SIGTERM || sig == SIGHUP)
+		if (sig == SIGHUP)
 			child_signal(&r->child, SIGCONT);
 	}
 }
