@@ -109,17 +109,20 @@ guard_main(int fd, pid_t command, const char *mark, int64_t margin)
 
 	p.fd = fd = guard_detach(fd);
 	for (;;) {
-		int none = end == GUARD_NO_LEASE || end == GUARD_SUSPENDED;
-		int64_t left = end == GUARD_SUSPENDED ? GUARD_WAKE_POLL_MS :
-		    none ? -1 : end - margin - clock_ms();
+		int64_t left = -1;	/* no lease: wait for a message */
 		ssize_t n;
 
-		if (!none && left <= 0)
+		if (end == GUARD_SUSPENDED) {
+			/* A stopped redlock acts on SIGTERM or SIGHUP once
+			 * continued; it says what comes next when it has. */
+			if (term_pending(redlock)) {
+				kill(redlock, SIGCONT);
+				end = GUARD_NO_LEASE;
+			} else
+				left = GUARD_WAKE_POLL_MS;
+		} else if (end != GUARD_NO_LEASE &&
+		    (left = end - margin - clock_ms()) <= 0)
 			break;
-		if (end == GUARD_SUSPENDED && term_pending(redlock)) {
-			kill(redlock, SIGCONT);
-			end = GUARD_NO_LEASE;
-		}
 		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
 			continue;
 		n = read(fd, &msg, sizeof(msg));
