@@ -18,6 +18,22 @@
 
 # --- the oracle --------------------------------------------------------------
 
+# fault_lifecycle: one_server_lifecycle (helpers.bash) with a fresh
+# oracle for each test, and every process a test stopped continued after
+# it.  A file that needs more redefines the function after this call.
+# shellcheck disable=SC2317
+fault_lifecycle() {
+	one_server_lifecycle
+	setup() {
+		common_setup
+		oracle_init
+	}
+	teardown() {
+		cont_all
+		common_teardown
+	}
+}
+
 oracle_init() {
 	export ORACLE=$BATS_TEST_TMPDIR/oracle
 	: >"$ORACLE"

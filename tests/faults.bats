@@ -19,21 +19,7 @@
 
 load helpers
 load fault_helpers
-
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
-	oracle_init
-}
-teardown() {
-	cont_all
-	common_teardown
-}
+fault_lifecycle
 
 # lease_ref TAG FAULT_MS TTL_MS: the latest time the last successful
 # renewal (or the acquire) of TAG's holder can have been sent, given a

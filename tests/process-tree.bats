@@ -13,17 +13,8 @@
 
 load helpers
 load fault_helpers
-
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
-	oracle_init
-}
+fault_lifecycle
+# shellcheck disable=SC2317 # called by bats
 teardown() {
 	cont_all
 	kill_escapees
