@@ -46,6 +46,16 @@ evil_lock() {
 	set_meta "$1" user "$EVIL_USER" host "$EVIL_HOST" cmd "$EVIL_CMD"
 }
 
+# status_and_list_escaped NAME: status NAME and list print no raw
+# control character, and list shows the lock on one line.
+status_and_list_escaped() {
+	run -0 --separate-stderr redlock status "$1"
+	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
+	run -0 --separate-stderr redlock list
+	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
+	assert_equal "${#lines[@]}" 1
+}
+
 @test "status prints an evil holder's user, host and command escaped: no control characters, as many lines as for a plain holder" {
 	run -0 --separate-stderr redlock acquire -t 1m plain
 	run -0 --separate-stderr redlock status plain
@@ -101,22 +111,14 @@ if o["name"] == "esc":
 
 @test "a holder started with USER holding a newline and an escape sequence shows up escaped in status and list" {
 	USER=$EVIL_USER LOGNAME=$EVIL_USER run -0 --separate-stderr redlock acquire -t 1m envuser
-	run -0 --separate-stderr redlock status envuser
-	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
-	run -0 --separate-stderr redlock list
-	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
-	assert_equal "${#lines[@]}" 1
+	status_and_list_escaped envuser
 }
 
 @test "a holder whose command holds an escape sequence shows up escaped in status and list" {
 	local f=$BATS_TEST_TMPDIR/held
 	bg_start h "$RL" evilcmd /bin/sh -c $': >"$1"; exec sleep 30 # \e[31mred\e[0m\n' sh "$f"
 	wait_for_file "$f" 20
-	run -0 --separate-stderr redlock status evilcmd
-	! has_controls "$output" || fail "raw control characters in status: $(printf '%q' "$output")"
-	run -0 --separate-stderr redlock list
-	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
-	assert_equal "${#lines[@]}" 1
+	status_and_list_escaped evilcmd
 }
 
 @test "a lock NAME with a newline and an escape sequence is one escaped line in list" {
