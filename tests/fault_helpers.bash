@@ -272,6 +272,22 @@ scenario_sleep_until() {
 	((left <= 0)) || sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
 }
 
+# after_stopped_server H P: the end of a scenario that stopped server
+# main at P (wall ms) under holder H's 3 s lease: H gives up on the hung
+# server by itself (75); the server is kept stopped well past the TTL,
+# then continued; a next guarded holder gets the lock (the key has
+# expired) without overlapping H, and releases it.
+after_stopped_server() {
+	bg_wait "$1" 10
+	assert_equal "$BG_STATUS" 75
+	scenario_sleep_until $(($2 + 3200))
+	cont_server main
+	guarded_bg c -t 3s -w 10 job
+	assert_gets_lock c 15
+	release_guarded c
+	assert_equal "$BG_STATUS" 0
+}
+
 # within MS CMD...: runs CMD under timeout(1) (MS, scaled), for anything
 # that could hang.
 within() {

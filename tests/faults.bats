@@ -50,18 +50,7 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	ref=$(lease_ref h "$p" 3000)
 	assert_gone_by h $((ref + 3000)) "the lease deadline"
 	assert pid_dead "$gc"
-	# redlock gives up on the hung server by itself: 75, the server still
-	# stopped.
-	bg_wait h 10
-	assert_equal "$BG_STATUS" 75
-	# Keep the server stopped well past the TTL (the scenario), then let
-	# it answer again: the key has expired, and the next holder gets it.
-	scenario_sleep_until $((p + 3200))
-	cont_server main
-	guarded_bg c -t 3s -w 10 job
-	assert_gets_lock c 15
-	release_guarded c
-	assert_equal "$BG_STATUS" 0
+	after_stopped_server h "$p"
 	assert key_absent redlock:job
 }
 

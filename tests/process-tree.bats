@@ -190,14 +190,7 @@ next_holder_gets_it() {
 	ref=$(lease_ref h "$p" 3000)
 	assert_gone_by h $((ref + 3000)) "the lease deadline"
 	assert_escapees_dead "after the lease deadline"
-	bg_wait h 10
-	assert_equal "$BG_STATUS" 75
-	scenario_sleep_until $((p + 3200))
-	cont_server main
-	guarded_bg c -t 3s -w 10 job
-	assert_gets_lock c 15
-	release_guarded c
-	assert_equal "$BG_STATUS" 0
+	after_stopped_server h "$p"
 }
 
 @test "redlock SIGKILLed: the guard kills the escaped processes at once, and the waiting holder does not overlap" {

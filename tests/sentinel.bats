@@ -19,20 +19,13 @@ load sentinel_helpers
 
 SVC=redlock-svc
 
+fault_lifecycle
+# shellcheck disable=SC2317 # called by bats
 setup_file() {
 	common_setup_file
 	sentinel_setup a "$SVC"
 	export A_URL=$SENTINEL_URL
 	use_redis a-m
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
-	oracle_init
-}
-teardown() {
-	cont_all
-	common_teardown
 }
 
 # record NAME FIELD: a field of the failover guard's record (prefix
