@@ -272,6 +272,21 @@ scenario_sleep_until() {
 	((left <= 0)) || sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
 }
 
+# lease_ref TAG FAULT_MS TTL_MS: the latest time the last successful
+# renewal (or the acquire) of TAG's holder can have been sent, given a
+# fault at FAULT_MS after which none succeeds: the acquire (TAG's start)
+# if the fault came before the first renewal (ttl/3, less a margin),
+# else the fault itself.
+lease_ref() {
+	local s
+	s=$(start_ms "$1")
+	if (($2 - s < $3 / 3 - 200)); then
+		echo "$s"
+	else
+		echo "$2"
+	fi
+}
+
 # after_stopped_server H P: the end of a scenario that stopped server
 # main at P (wall ms) under holder H's 3 s lease: H gives up on the hung
 # server by itself (75); the server is kept stopped well past the TTL,

@@ -21,19 +21,6 @@ load helpers
 load fault_helpers
 fault_lifecycle
 
-# lease_ref TAG FAULT_MS TTL_MS: the latest time the last successful
-# renewal (or the acquire) of TAG's holder can have been sent, given a
-# fault at FAULT_MS after which none succeeds.
-lease_ref() {
-	local s
-	s=$(start_ms "$1")
-	if (($2 - s < $3 / 3 - 200)); then
-		echo "$s"
-	else
-		echo "$2"
-	fi
-}
-
 # key_is KEY VALUE
 key_is() { [[ $(rcli GET "$1") == "$2" ]]; }
 key_is_not() { ! key_is "$@"; }

@@ -149,19 +149,6 @@ kill_escapees() {
 	return 0
 }
 
-# lease_ref TAG FAULT_MS TTL_MS: the latest time the last successful
-# renewal (or the acquire) of TAG's holder can have been sent, given a
-# fault at FAULT_MS after which none succeeds (as in faults.bats).
-lease_ref() {
-	local s
-	s=$(start_ms "$1")
-	if (($2 - s < $3 / 3 - 200)); then
-		echo "$s"
-	else
-		echo "$2"
-	fi
-}
-
 # A waiter (one server) sits in BLPOP on the wake list.
 waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 
