@@ -9,7 +9,8 @@
 #       status (7); connections, memory and tasks while they hold; what
 #       limits N on this machine
 #   G2  keys and used_memory before, when they have all finished, and
-#       FLEET_LINGER seconds later (the fence counter's linger is 60 s):
+#       FLEET_LINGER seconds later (the fence counter lingers 50 s after
+#       the last grant):
 #       nothing of redlock's may remain
 #   G3  Redis server CPU per `redlock NAME true` against one `redis-cli
 #       PING` run, FLEET_RUNS runs each, taking turns, each tool on a

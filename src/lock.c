@@ -24,11 +24,10 @@
 #include "lease.h"
 #include "quorum.h"
 
-/* How long a fencing counter outlives the last grant or release of its
- * name: long enough that quorum servers' clocks agree better than
- * that, short enough that a name used once leaves nothing behind a
- * minute later, with ten seconds to spare for a server's lazy expiry
- * and for a release whose reply came late. */
+/* How long a fencing counter outlives the last grant of its name: long
+ * enough that quorum servers' clocks agree better than that, short
+ * enough that a name used once leaves nothing behind a minute later,
+ * with ten seconds to spare for a server's lazy expiry. */
 #define FENCE_LINGER_MS 50000
 
 /* How long a wake list outlives its last push: a waiter that was
@@ -77,18 +76,28 @@ lock_lease_end(const struct lock *l, int64_t sent)
 	return lease_end(sent, l->ttl);
 }
 
-/* An acquire reply's kind: 1 granted, 2 re-entrant, 0 busy (3, held
- * shared by an inherited token, and 4, held back after a failover,
- * count as busy), -1 none. */
+/* An acquire reply's kind: 1 granted (a bare fence, or {1, fence} from
+ * the shared script), 2 re-entrant, 0 busy (3, held shared by an
+ * inherited token, and 4, held back after a failover, count as busy),
+ * -1 none. */
 static int
 acquire_kind(const redisReply *p)
 {
 	long long k;
 
+	if (p != NULL && p->type == REDIS_REPLY_INTEGER)
+		return p->integer > 0 ? 1 : -1;
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
 	k = reply_int(p, 0);
 	return k == 3 || k == 4 ? 0 : (int)k;
+}
+
+/* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2). */
+static long long
+acquire_fence(const redisReply *p)
+{
+	return p->type == REDIS_REPLY_INTEGER ? p->integer : reply_int(p, 1);
 }
 
 /* Has an acquire round decided?  A quorum granted, or a quorum says
@@ -144,36 +153,76 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	return ok;
 }
 
+/* Room for an exclusive holder's record tail: the token, the TTL, the
+ * metadata and their separators (see acquire_lua in proto.c). */
+#define RECORD_MAX (LOCK_TOKEN_LEN + sizeof(((struct lock_meta *)0)->host) + \
+    sizeof(((struct lock_meta *)0)->user) + \
+    sizeof(((struct lock_meta *)0)->cmd) + 3 * 24 + 8)
+
+/* Each of the fields, preceded by a NUL, at p; returns the end. */
+static char *
+put_fields(char *p, const char *const *field, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(field[i]);
+
+		*p++ = '\0';
+		memcpy(p, field[i], len);
+		p += len;
+	}
+	return p;
+}
+
+/* Build the exclusive holder's record tail in rec (RECORD_MAX bytes):
+ * "\0token\0ttl\0host\0pid\0user\0cmd\0start".  Returns its length. */
+static size_t
+record_tail(const struct lock *l, char *rec)
+{
+	const struct lock_meta *m = &l->meta;
+	char ttl[24], pid[24], start[24];
+	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
+	    start };
+
+	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
+	snprintf(pid, sizeof(pid), "%ld", m->pid);
+	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
+	return (size_t)(put_fields(rec, field, 7) - rec);
+}
+
 /*
  * The acquire call: the script (exclusive, or shared), the token, our
- * metadata, how the request waits, and the tokens we inherited (for
- * re-entrance).  pid and start are buffers of 24 bytes for the vector.
+ * metadata (the exclusive script takes it as its record's tail, built
+ * in rec, of RECORD_MAX bytes; the shared one field by field), how the
+ * request waits, and the tokens we inherited (for re-entrance).
  */
 static void
-acquire_args(struct lock *l, struct args *a, char *pid, char *start)
+acquire_args(struct lock *l, struct args *a, char *rec)
 {
+	const struct lock_meta *m = &l->meta;
 	size_t w;
 
 	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE, &l->k);
 	args_add(a, l->token, LOCK_TOKEN_LEN);
 	args_num(a, l->ttl);
 	args_num(a, FENCE_LINGER_MS);
-	args_str(a, l->meta.host);
-	snprintf(pid, 24, "%ld", l->meta.pid);
-	args_str(a, pid);
-	args_str(a, l->meta.user);
-	args_str(a, l->meta.cmd);
-	snprintf(start, 24, "%lld", (long long)l->meta.start_ms);
-	args_str(a, start);
 	if (l->shared) {
+		args_str(a, m->host);
+		args_num(a, m->pid);
+		args_str(a, m->user);
+		args_str(a, m->cmd);
+		args_num(a, m->start_ms);
 		args_num(a, l->limit);
 		args_num(a, WAKE_LINGER_MS);
 		args_str(a, l->woken ? "1" : "0");
+		args_num(a, l->mark_ms);
+		args_str(a, l->waiter);
 	} else {
+		args_add(a, rec, record_tail(l, rec));
 		args_num(a, l->queue_ms);
 		args_str(a, l->waiter);
 		args_str(a, l->queued ? "1" : "0");
 		failover_arg(a, l);
+		args_num(a, l->mark_ms);
 	}
 	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
 		if (w == LOCK_TOKEN_LEN)
@@ -223,15 +272,15 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 				o->busy_pttl = t;
 			continue;
 		}
-		if (reply_int(p, 1) > l->fence)
-			l->fence = reply_int(p, 1);
+		if (acquire_fence(p) > l->fence)
+			l->fence = acquire_fence(p);
 		if (k == 2)
 			snprintf(inherited, len, "%s", reply_str(p, 2));
 	}
 	/* Granting servers whose counter is already the fence. */
 	for (int i = 0; i < l->n; i++)
 		if (acquire_kind(r[i].reply) == 1 &&
-		    reply_int(r[i].reply, 1) == l->fence)
+		    acquire_fence(r[i].reply) == l->fence)
 			at_max++;
 	return at_max;
 }
@@ -248,7 +297,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 {
 	struct conn_req r[l->n];
 	struct args a;
-	char pid[24], start[24], inherited[LOCK_TOKEN_LEN + 1] = "";
+	char rec[RECORD_MAX], inherited[LOCK_TOKEN_LEN + 1] = "";
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
 	uuid_t u;
@@ -260,7 +309,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	/* A writer's place in the queue is named after its first token. */
 	if (l->waiter[0] == '\0')
 		memcpy(l->waiter, l->token, sizeof(l->waiter));
-	acquire_args(l, &a, pid, start);
+	acquire_args(l, &a, rec);
 	o->err[0] = '\0';
 	o->slow = 0;
 	o->self_shared = 0;
@@ -277,8 +326,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	for (int i = 0; i < l->n; i++)
 		unsent += r[i].reply == NULL && !r[i].sent;
 	conn_req_clear(r, l->n);
-	/* A busy reply queued us; a grant took us out of the queue. */
-	if (!l->shared && l->queue_ms > 0 && count[0] > 0)
+	/* A busy reply queued us (writers, waiters); a grant took us out. */
+	if ((l->queue_ms > 0 || l->mark_ms > 0) && count[0] > 0)
 		l->queued = 1;
 	else if (count[1] > 0)
 		l->queued = 0;
@@ -484,22 +533,28 @@ lock_extend(struct lock *l, const char *token, int *others,
 	    others, o);
 }
 
-/* A waiting writer gives up: leave the writers' queue, so that shared
- * requests need not wait for the entry to lapse.  Best effort. */
+/* A waiter gives up: leave the writers' queue, so that shared requests
+ * need not wait for the entry to lapse, and the waiters, so that
+ * nothing of it is left.  Best effort. */
 void
 lock_unqueue(struct lock *l)
 {
 	struct conn_req r[l->n];
-	struct args a = { .script = -1 };
+	const char *key[2] = { l->k.xwait, l->k.waiting };
+	size_t len[2] = { l->k.xwaitlen, l->k.waitinglen };
 
 	if (!l->queued)
 		return;
-	args_str(&a, "ZREM");
-	args_add(&a, l->k.xwait, l->k.xwaitlen);
-	args_add(&a, l->waiter, LOCK_TOKEN_LEN);
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
-	    NULL, NULL, NULL, 0);
-	conn_req_clear(r, l->n);
+	for (int i = l->shared || l->queue_ms == 0; i < 2; i++) {
+		struct args a = { .script = -1 };
+
+		args_str(&a, "ZREM");
+		args_add(&a, key[i], len[i]);
+		args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+		quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout,
+		    -1, NULL, NULL, NULL, 0);
+		conn_req_clear(r, l->n);
+	}
 	l->queued = 0;
 }
 

@@ -47,8 +47,11 @@ struct lock {
 	 * that shared requests wait behind it. */
 	int64_t queue_ms;	/* queue for this long when busy; 0: never */
 	char waiter[LOCK_TOKEN_LEN + 1];	/* the queue entry's id */
-	int queued;		/* an entry may be on the servers */
+	int queued;		/* entries (writers, waiters) may be on the
+				 * servers */
 	int woken;		/* this attempt follows a wake-up */
+	int64_t mark_ms;	/* a busy attempt marks that a waiter waits,
+				 * for this long; 0: it will not wait */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
 	char token[LOCK_TOKEN_LEN + 1];
 	long long fence;

@@ -9,11 +9,20 @@
  *                   PROTO_MARKER ("\0shared") with PX = the latest
  *                   shared lease's end, so those clients see NAME taken
  *                   and an exclusive request waits
- *   base "\0fence"  the fencing counter; it lingers PROTO_FENCE_LINGER
- *                   after the last release, then expires (see below)
- *   base "\0meta"   holder metadata, a hash expiring with K (exclusive)
+ *   base "\0fence"  the fencing counter; it lingers FENCE_LINGER_MS
+ *                   (lock.c) after each grant, then expires (see below)
+ *   base "\0holder" the exclusive holder's record (fence, stop flag,
+ *                   metadata: see LUA_RECORD), a string living exactly
+ *                   as long as K
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
- *                   lingers PROTO_WAKE_LINGER
+ *                   lingers WAKE_LINGER_MS
+ *   base "\0waiting" the waiters between two attempts: a sorted set of
+ *                   waiter ids (scores unused) that a busy attempt
+ *                   which will wait joins, expiring a while after the
+ *                   last one joined (longer than a waiter sleeps); a
+ *                   waiter leaves it when granted or giving up.  An
+ *                   exclusive release pushes a wake-up only while it
+ *                   exists, so an uncontended release touches no list
  *   base "\0holders" shared holders: a sorted set of tokens scored by
  *                   their lease's end in the server's clock (ms), so a
  *                   holder that died stops counting when its lease ends
@@ -26,8 +35,8 @@
  *   base "\0stop"   tokens an operator asked to stop (redlock stop): a
  *                   set that the stop verb keeps, expiring soon after
  *                   the holders' leases; each holder is also marked in
- *                   its own record (meta field stop, hmeta TOKEN:stop),
- *                   which is what its renewal reads
+ *                   its own record (the holder record's flag, hmeta
+ *                   TOKEN:stop), which is what its renewal reads
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
  * where base puts them in K's Redis Cluster hash slot, for every NAME
@@ -42,14 +51,24 @@
  * rather than all at once; a shared request turned away because a
  * writer waits passes the wake-up to the writers' list.
  *
+ * What a run costs the server is counted in calls and in the kinds of
+ * command a script touches: each script and each kind of command is
+ * cold in the server's caches when runs are processes of their own.
+ * So the usual exclusive run is two scripts of few kinds: SET NX,
+ * INCR and PEXPIRE of the counter, SET of the record; GET, DEL and
+ * EXISTS of the waiters (bench/results.md, G4).
+ *
  * Fences strictly increase on a server although the counter expires: a
  * missing counter is seeded from the server's clock in microseconds,
  * and every later grant adds one in a script run of its own, which takes
  * longer than a microsecond.  So a fence is never above the server's
- * clock (in µs) at its grant, and a reseeded counter starts above every
- * fence given before.  (A server clock set back by more than the
- * counter's idle time would break this; so would quorum servers whose
- * clocks differ by more than PROTO_FENCE_LINGER.)
+ * clock (in µs) at its grant, plus one, and a reseeded counter starts
+ * above every fence given before.  The counter may expire while its
+ * holder still runs: the next grant, later, reseeds above it all the
+ * same.  (A server clock set back by more than the counter's idle time
+ * would break this; so would quorum servers whose clocks differ by more
+ * than FENCE_LINGER_MS, since a bump can leave a counter that far ahead
+ * of its own server's clock.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.
@@ -64,20 +83,49 @@
 #include "slot.h"
 
 /*
- * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders.
- * ARGV: token, ttl, fence linger, host, pid, user, cmd, start, queue
- * ms, waiter id, queued, the failover guard (below), then inherited
- * tokens.  Returns {1, fence}
+ * The holder's record (KEYS meta): one string, a flag byte ('-', or
+ * 's' once redlock stop asked the holder to stop), the fence, then
+ * "\0token\0ttl\0host\0pid\0user\0cmd\0start" as acquire_args() builds
+ * it.  LUA_RECORD's record(m, v) reads it into HGETALL's shape, or {}
+ * when it is not token v's; LUA_FENCE_OF(m) is its fence (0 if none).
+ */
+#define LUA_RECORD \
+    "local function record(m, v)\n" \
+    "  if not m then return {} end\n" \
+    "  local f, pos = {}, 2\n" \
+    "  for n = 1, 8 do\n" \
+    "    local e = string.find(m, '\\0', pos, true) or #m + 1\n" \
+    "    f[n] = string.sub(m, pos, e - 1)\n" \
+    "    pos = e + 1\n" \
+    "  end\n" \
+    "  if f[2] ~= v then return {} end\n" \
+    "  local r = {'fence', f[1], 'ttl', f[3], 'host', f[4], 'pid', f[5],\n" \
+    "    'user', f[6], 'cmd', f[7], 'start', f[8]}\n" \
+    "  if string.byte(m) == 115 then r[#r + 1] = 'stop'; r[#r + 1] = v end\n" \
+    "  return r\n" \
+    "end\n"
+
+/*
+ * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders,
+ * waiting.  ARGV: token, ttl, fence linger, the record's tail (see
+ * LUA_RECORD), queue ms, waiter id, queued, the failover guard (below),
+ * mark ms, then inherited tokens.  Returns the fence (an integer)
  * granted, {2, fence, token} one of the inherited tokens holds it, {3,
  * 0} one of them holds it shared (an exclusive request would wait for
- * itself), {0, pttl} someone else holds it.  A busy request with queue
- * ms > 0 enters the waiting writers (xwait) under its waiter id for
- * that long; once queued (ARGV[11] == '1') its grant leaves the queue.
- * The uncontended path runs exactly the calls it always did.
- * {4, ms left, ms since}: the failover guard holds grants back.
+ * itself), {0, pttl} someone else holds it, {4, ms left, ms since} the
+ * failover guard holds grants back.  A busy request with queue ms > 0
+ * enters the waiting writers (xwait) under its waiter id for that long;
+ * a busy request that will wait (mark ms > 0) joins the waiters
+ * (KEYS[6]) under the same id, which then last that long, so that a
+ * release wakes it.  Once queued (ARGV[7] == '1') its grant leaves
+ * both.
+ *
+ * With no inherited token and no guard, the grant is SET NX first: the
+ * usual run asks the least of the server (bench G4).  The fence
+ * counter lingers fence-linger ms after each grant (see the top).
  *
  * The failover guard (SPEC section 9; failover.c says why it is safe).
- * ARGV[12] is '' (no guard: a plain server pays nothing) or the length
+ * ARGV[8] is '' (no guard: a plain server pays nothing) or the length
  * of the key prefix; the guard's record is the hash prefix .. "\0failover"
  * (no NAME can make that key: a NAME holds no NUL byte) with fields
  * replid (the replication id of the master that last granted), ttl
@@ -85,78 +133,90 @@
  * replication id was first seen, and until when grants wait).
  */
 static const char acquire_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v then\n"
-    "  for i = 13, #ARGV do\n"
+    "local function busy(v)\n"
+    "  for i = 10, #ARGV do\n"
     "    if ARGV[i] == v then\n"
-    "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
-    "      return {2, tonumber(f), v}\n"
+    "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
     "    end\n"
     "  end\n"
     "  if v == '\\0shared' then\n"
-    "    for i = 13, #ARGV do\n"
+    "    for i = 10, #ARGV do\n"
     "      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end\n"
     "    end\n"
     "  end\n"
-    "  if ARGV[9] ~= '0' then\n"
+    "  if ARGV[5] ~= '0' then\n"
     "    local t = redis.call('TIME')\n"
     "    redis.call('ZADD', KEYS[4], t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "      + ARGV[9], ARGV[10])\n"
-    "    redis.call('PEXPIRE', KEYS[4], ARGV[9])\n"
+    "      + ARGV[5], ARGV[6])\n"
+    "    redis.call('PEXPIRE', KEYS[4], ARGV[5])\n"
+    "  end\n"
+    "  if ARGV[9] ~= '0' then\n"
+    "    redis.call('ZADD', KEYS[6], 0, ARGV[6])\n"
+    "    redis.call('PEXPIRE', KEYS[6], ARGV[9])\n"
     "  end\n"
     "  return {0, redis.call('PTTL', KEYS[1])}\n"
     "end\n"
+    "if #ARGV < 10 and ARGV[8] == '' then\n"
+    "  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+    "    return busy(false)\n"
+    "  end\n"
+    "else\n"
+    "  local v = redis.call('GET', KEYS[1])\n"
+    "  if v then return busy(v) end\n"
             /* --- the failover guard: begin --- */
-    "if ARGV[12] ~= '' then\n"
-    "  local info = redis.call('INFO', 'replication')\n"
-    "  local id = string.match(info, 'master_replid:(%x+)') or ''\n"
-    "  local id2 = string.match(info, 'master_replid2:(%x+)') or ''\n"
-    "  local rk = string.sub(KEYS[1], 1, tonumber(ARGV[12])) .. '\\0failover'\n"
-    "  local t = redis.call('TIME')\n"
-    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "  local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')\n"
-    "  local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[2]))\n"
-    "  if g[1] ~= id then\n"
+    "  if ARGV[8] ~= '' then\n"
+    "    local info = redis.call('INFO', 'replication')\n"
+    "    local id = string.match(info, 'master_replid:(%x+)') or ''\n"
+    "    local id2 = string.match(info, 'master_replid2:(%x+)') or ''\n"
+    "    local rk = string.sub(KEYS[1], 1, tonumber(ARGV[8])) .. '\\0failover'\n"
+    "    local t = redis.call('TIME')\n"
+    "    local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "    local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')\n"
+    "    local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[2]))\n"
+    "    if g[1] ~= id then\n"
     /* A record from another master: a failover.  No record on a server
      * that was once a replica: one whose first grant was lost.  No
      * record, never a replica: a new server, not held back. */
-    "    local hold = ttl\n"
-    "    if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n"
-    "    if hold >= 0 then\n"
-    "      g[3], g[4] = now, now + hold\n"
-    "      redis.call('HSET', rk, 'since', string.format('%.0f', now),\n"
-    "        'until', string.format('%.0f', now + hold))\n"
+    "      local hold = ttl\n"
+    "      if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n"
+    "      if hold >= 0 then\n"
+    "        g[3], g[4] = now, now + hold\n"
+    "        redis.call('HSET', rk, 'since', string.format('%.0f', now),\n"
+    "          'until', string.format('%.0f', now + hold))\n"
+    "      end\n"
+    "      redis.call('HSET', rk, 'replid', id)\n"
     "    end\n"
-    "    redis.call('HSET', rk, 'replid', id)\n"
-    "  end\n"
-    "  if tonumber(g[4] or 0) > now then\n"
-    "    return {4, g[4] - now, now - g[3]}\n"
-    "  end\n"
-    "  if not v and ttl > (tonumber(g[2]) or 0) then\n"
-    "    redis.call('HSET', rk, 'ttl', ARGV[2])\n"
-    "  end\n"
+    "    if tonumber(g[4] or 0) > now then\n"
+    "      return {4, g[4] - now, now - g[3]}\n"
+    "    end\n"
+    "    if ttl > (tonumber(g[2]) or 0) then\n"
+    "      redis.call('HSET', rk, 'ttl', ARGV[2])\n"
+    "    end\n"
     /* A fencing counter from before the failover is reseeded from the
      * clock, above every fence the old master gave. */
-    "  if not v and g[3] and\n"
-    "    tonumber(redis.call('GET', KEYS[2]) or '0') < g[3] * 1000 then\n"
-    "    redis.call('DEL', KEYS[2])\n"
+    "    if g[3] and\n"
+    "      tonumber(redis.call('GET', KEYS[2]) or '0') < g[3] * 1000 then\n"
+    "      redis.call('DEL', KEYS[2])\n"
+    "    end\n"
     "  end\n"
-    "end\n"
     /* --- the failover guard: end --- */
-    "if ARGV[11] == '1' then redis.call('ZREM', KEYS[4], ARGV[10]) end\n"
+    "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "end\n"
+    "if ARGV[7] == '1' then\n"
+    "  redis.call('ZREM', KEYS[4], ARGV[6])\n"
+    "  redis.call('ZREM', KEYS[6], ARGV[6])\n"
+    "end\n"
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"
     "  local t = redis.call('TIME')\n"
     "  f = t[1] * 1000000 + t[2] + 1\n"
-    "  redis.call('SET', KEYS[2], string.format('%.0f', f))\n"
+    "  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])\n"
+    "else\n"
+    "  redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
     "end\n"
-    "redis.call('PEXPIRE', KEYS[2], ARGV[2] + ARGV[3])\n"
-    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-    "redis.call('HSET', KEYS[3], 'host', ARGV[4], 'pid', ARGV[5],\n"
-    "  'user', ARGV[6], 'cmd', ARGV[7], 'start', ARGV[8],\n"
-    "  'fence', string.format('%.0f', f), 'ttl', ARGV[2])\n"
-    "redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
-    "return {1, f}\n";
+    "redis.call('SET', KEYS[3], '-' .. string.format('%.0f', f) .. ARGV[4],\n"
+    "  'PX', ARGV[2])\n"
+    "return f\n";
 
 /* The start of every script that acts for token ARGV[1]: go on only if
  * it holds K, else return 0 (another token), -2 (held shared) or -1
@@ -175,64 +235,71 @@ static const char acquire_lua[] =
  * that a renewal runs on the node that has them while a Redis Cluster
  * migrates the slot (a key missing there would answer TRYAGAIN or ASK).
  * Returns 1, or 2 when an operator asked this holder to stop (redlock
- * stop marks meta's field stop with the token); else 0 held by another
- * token, -2 held shared, -1 free.
+ * stop sets the record's flag); else 0 held by another token, -2 held
+ * shared, -1 free.
  */
 static const char renew_lua[] =
     LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "local m = redis.call('GET', KEYS[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "if redis.call('HGET', KEYS[2], 'stop') == ARGV[1] then return 2 end\n"
+    "if m and string.byte(m) == 115 then return 2 end\n"
     "return 1\n";
 
 /*
- * Release if token ARGV[1] holds the lock: delete it, let the fencing
- * counter linger ARGV[3] ms, and wake one waiter (the wake list lingers
- * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire that
- * much later instead, the counter lingering ARGV[3] ms past that.
- * KEYS: K, meta, wake, fence.  Returns 1 released, 2 left to expire,
- * 0 held by another token, -2 held shared, -1 free.
+ * Release if token ARGV[1] holds the lock: delete it with its record,
+ * and wake one waiter if any waits (KEYS[4]; the wake list lingers
+ * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire
+ * that much later instead.  KEYS: K, meta, wake, waiting.  Returns 1
+ * released, 2 left to expire, 0 held by another token, -2 held shared,
+ * -1 free.
  */
 static const char release_lua[] =
     LUA_TOKEN_HOLDS
     "if tonumber(ARGV[2]) > 0 then\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "  redis.call('PEXPIRE', KEYS[4], ARGV[2] + ARGV[3])\n"
     "  return 2\n"
     "end\n"
     "redis.call('DEL', KEYS[1], KEYS[2])\n"
-    "redis.call('PEXPIRE', KEYS[4], ARGV[3])\n"
-    "if redis.call('RPUSH', KEYS[3], '1') > 1 then\n"
-    "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "if redis.call('EXISTS', KEYS[4]) == 1 then\n"
+    "  if redis.call('RPUSH', KEYS[3], '1') > 1 then\n"
+    "    redis.call('LTRIM', KEYS[3], 0, 0)\n"
+    "  end\n"
+    "  redis.call('PEXPIRE', KEYS[3], ARGV[4])\n"
     "end\n"
-    "redis.call('PEXPIRE', KEYS[3], ARGV[4])\n"
     "return 1\n";
 
 /*
  * Quorum mode: raise the fencing counter to the fence of this grant
  * (the largest among the granting servers).  Once a majority holds a
  * counter at least this high, every later grant, whose majority shares
- * a server with this one, mints a larger fence.  KEYS: fence, meta.
- * ARGV: fence, its linger.  Returns 1.
+ * a server with this one, mints a larger fence.  The holder's record
+ * takes the fence too.  KEYS: fence, meta.  ARGV: fence, its linger.
+ * Returns 1.
  */
 static const char bump_lua[] =
     "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then\n"
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "end\n"
-    "if redis.call('EXISTS', KEYS[2]) == 1 then\n"
-    "  redis.call('HSET', KEYS[2], 'fence', ARGV[1])\n"
+    "local m = redis.call('GET', KEYS[2])\n"
+    "local e = m and string.find(m, '\\0', 1, true)\n"
+    "local ms = redis.call('PTTL', KEYS[2])\n"
+    "if e and ms > 0 then\n"
+    "  redis.call('SET', KEYS[2], string.sub(m, 1, 1) .. ARGV[1] ..\n"
+    "    string.sub(m, e), 'PX', ms)\n"
     "end\n"
     "return 1\n";
 
 /*
  * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  KEYS: K,
  * meta, wake, holders, hmeta.  Returns {} when there is no lock; held
- * exclusively {value, pttl, {meta field, value...}}; held shared
+ * exclusively {value, pttl, {record field, value...}}; held shared
  * {marker, pttl, {}, {token, pttl...}, {hmeta field, value...}} with
  * the live holders only.
  */
 static const char inspect_lua[] =
+    LUA_RECORD
     "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
     "local v = redis.call('GET', KEYS[1])\n"
     "local r\n"
@@ -245,7 +312,8 @@ static const char inspect_lua[] =
     "  r = {v, redis.call('PTTL', KEYS[1]), {}, h,\n"
     "    redis.call('HGETALL', KEYS[5])}\n"
     "else\n"
-    "  r = {v, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[2])}\n"
+    "  r = {v, redis.call('PTTL', KEYS[1]),\n"
+    "    record(redis.call('GET', KEYS[2]), v)}\n"
     "end\n"
     "if ARGV[1] == '1' then\n"
     "  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])\n"
@@ -314,7 +382,8 @@ proto_keys(struct keys *k, const char *prefix, const char *name)
 	memcpy(k->key + pl, name, nl + 1);
 	k->keylen = pl + nl;
 	k->fence = aux_key(k->key, k->keylen, "fence", &k->fencelen);
-	k->meta = aux_key(k->key, k->keylen, "meta", &k->metalen);
+	k->meta = aux_key(k->key, k->keylen, "holder", &k->metalen);
+	k->waiting = aux_key(k->key, k->keylen, "waiting", &k->waitinglen);
 	k->wake = aux_key(k->key, k->keylen, "wake", &k->wakelen);
 	k->holders = aux_key(k->key, k->keylen, "holders", &k->holderslen);
 	k->hmeta = aux_key(k->key, k->keylen, "hmeta", &k->hmetalen);
@@ -322,14 +391,15 @@ proto_keys(struct keys *k, const char *prefix, const char *name)
 	k->xwake = aux_key(k->key, k->keylen, "xwake", &k->xwakelen);
 	k->stop = aux_key(k->key, k->keylen, "stop", &k->stoplen);
 	k->stopped = aux_key(k->key, k->keylen, "stopped", &k->stoppedlen);
-	return k->fence && k->meta && k->wake && k->holders && k->hmeta &&
-	    k->xwait && k->xwake && k->stop && k->stopped ? 0 : -1;
+	return k->fence && k->meta && k->wake && k->waiting && k->holders &&
+	    k->hmeta && k->xwait && k->xwake && k->stop && k->stopped ? 0 : -1;
 }
 
 void
 proto_keys_free(struct keys *k)
 {
-	char *all[] = { k->key, k->fence, k->meta, k->wake, k->holders,
+	char *all[] = { k->key, k->fence, k->meta, k->wake, k->waiting,
+	    k->holders,
 	    k->hmeta, k->xwait, k->xwake, k->stop, k->stopped };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -370,6 +440,7 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 	case 'f': *len = k->fencelen; return k->fence;
 	case 'm': *len = k->metalen; return k->meta;
 	case 'w': *len = k->wakelen; return k->wake;
+	case 'a': *len = k->waitinglen; return k->waiting;
 	case 'h': *len = k->holderslen; return k->holders;
 	case 'H': *len = k->hmetalen; return k->hmeta;
 	case 'q': *len = k->xwaitlen; return k->xwait;
@@ -382,16 +453,16 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 /*
  * Start a fresh vector: EVALSHA of script s with the keys of k that it
  * takes, in the order of the script's KEYS comment (the letters below:
- * K, fence, meta, wake, holders, hmeta, xwait (q), xwake, stop, stopped
- * (d)).  This table is the one place that says which keys a script has.
+ * K, fence, meta, wake, waiting (a), holders, hmeta, xwait (q), xwake,
+ * stop, stopped (d)).  This table is the one place that says which keys a script has.
  */
 void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
 	static const char order[SCRIPT_COUNT][9] = {
-		[SCRIPT_ACQUIRE] = "kfmqh", [SCRIPT_RENEW] = "km",
-		[SCRIPT_RELEASE] = "kmwf", [SCRIPT_BUMP] = "fm",
-		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwx",
+		[SCRIPT_ACQUIRE] = "kfmqha", [SCRIPT_RENEW] = "km",
+		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
+		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
 		[SCRIPT_STOP] = "khsmH", [SCRIPT_NOTIFY] = "d",
 	};

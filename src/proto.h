@@ -9,8 +9,8 @@
 
 /* A lock's keys on the server: see the layout at the top of proto.c. */
 struct keys {
-	char *key, *fence, *meta, *wake;
-	size_t keylen, fencelen, metalen, wakelen;
+	char *key, *fence, *meta, *wake, *waiting;
+	size_t keylen, fencelen, metalen, wakelen, waitinglen;
 	/* Shared holders, waiting writers, stop requests. */
 	char *holders, *hmeta, *xwait, *xwake, *stop, *stopped;
 	size_t holderslen, hmetalen, xwaitlen, xwakelen, stoplen, stoppedlen;
@@ -26,6 +26,9 @@ enum script {
  * byte first, so that no token given in argv can equal it. */
 #define PROTO_MARKER "\0shared"
 #define PROTO_MARKER_LEN 7
+
+/* Lua: the fence in a holder's record m (proto.c), 0 if none. */
+#define LUA_FENCE_OF(m) "(tonumber(string.match(" m " or '', '^.(%d+)')) or 0)"
 
 /* The bodies of the shared-lock and stop scripts (proto_shared.c). */
 extern const char proto_sh_acquire_lua[], proto_sh_renew_lua[],

@@ -55,30 +55,39 @@
 
 /*
  * Take a shared hold.  KEYS: K, fence, meta, holders, hmeta, xwait,
- * wake, xwake.  ARGV: token, ttl, fence linger, host, pid, user, cmd,
- * start, limit (0: none), wake linger, woken ('1': this attempt follows
- * a wake-up), then inherited tokens.  Returns {1, fence} granted,
+ * wake, xwake, waiting.  ARGV: token, ttl, fence linger, host, pid,
+ * user, cmd, start, limit (0: none), wake linger, woken ('1': this
+ * attempt follows a wake-up), mark ms and waiter id (see acquire_lua),
+ * then inherited tokens.  Returns {1, fence} granted,
  * {2, fence, token} an inherited token holds it (exclusively or
  * shared), {0, ms} busy: held exclusively (ms: its TTL), a writer waits
  * (-1), or --limit holders hold it (ms: until the first lease ends).
  * A grant that leaves room wakes the next waiter; a woken request
  * turned away for a waiting writer hands its wake-up to the writers.
+ * A request turned away that will wait joins the waiters (KEYS[9]), as
+ * acquire_lua's do.
  */
 const char proto_sh_acquire_lua[] =
     LUA_NOW LUA_HOLDERS("4", "5") LUA_WAKE("10", "6")
+    "local function busy(ms)\n"
+    "  if ARGV[12] ~= '0' then\n"
+    "    redis.call('ZADD', KEYS[9], 0, ARGV[13])\n"
+    "    redis.call('PEXPIRE', KEYS[9], ARGV[12])\n"
+    "  end\n"
+    "  return {0, ms}\n"
+    "end\n"
     "local v = redis.call('GET', KEYS[1])\n"
     "if v and v ~= '\\0shared' then\n"
-    "  for i = 12, #ARGV do\n"
+    "  for i = 14, #ARGV do\n"
     "    if ARGV[i] == v then\n"
-    "      local f = redis.call('HGET', KEYS[3], 'fence') or '0'\n"
-    "      return {2, tonumber(f), v}\n"
+    "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
     "    end\n"
     "  end\n"
-    "  return {0, redis.call('PTTL', KEYS[1])}\n"
+    "  return busy(redis.call('PTTL', KEYS[1]))\n"
     "end\n"
     "if v then\n"
     "  prune()\n"
-    "  for i = 12, #ARGV do\n"
+    "  for i = 14, #ARGV do\n"
     "    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then\n"
     "      local f = redis.call('HGET', KEYS[5], ARGV[i] .. ':fence') or '0'\n"
     "      return {2, tonumber(f), ARGV[i]}\n"
@@ -89,20 +98,21 @@ const char proto_sh_acquire_lua[] =
     "end\n"
     "if writers() then\n"
     "  if ARGV[11] == '1' then push(KEYS[8]) end\n"
-    "  return {0, -1}\n"
+    "  return busy(-1)\n"
     "end\n"
     "local n = redis.call('ZCARD', KEYS[4])\n"
     "local limit = tonumber(ARGV[9])\n"
     "if limit > 0 and n >= limit then\n"
     "  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"
-    "  return {0, math.floor(tonumber(first[2]) - now)}\n"
+    "  return busy(math.floor(tonumber(first[2]) - now))\n"
     "end\n"
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"
     "  f = t[1] * 1000000 + t[2] + 1\n"
     "  redis.call('SET', KEYS[2], string.format('%.0f', f))\n"
     "end\n"
-    "redis.call('PEXPIRE', KEYS[2], ARGV[2] + ARGV[3])\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
+    "if ARGV[12] ~= '0' then redis.call('ZREM', KEYS[9], ARGV[13]) end\n"
     "redis.call('ZADD', KEYS[4], now + ARGV[2], ARGV[1])\n"
     "local p = ARGV[1] .. ':'\n"
     "redis.call('HSET', KEYS[5], p .. 'host', ARGV[4], p .. 'pid', ARGV[5],\n"
@@ -194,9 +204,10 @@ const char proto_stop_lua[] =
     "local asked = 0\n"
     "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
     "  redis.call('SADD', KEYS[3], v)\n"
-    "  local ms = redis.call('PTTL', KEYS[1])\n"
-    "  redis.call('HSET', KEYS[4], 'stop', v)\n"
-    "  if ms > 0 then redis.call('PEXPIRE', KEYS[4], ms) end\n"
+    "  local m = redis.call('GET', KEYS[4])\n"
+    "  if m and string.find(m, '\\0' .. v .. '\\0', 1, true) then\n"
+    "    redis.call('SETRANGE', KEYS[4], 0, 's')\n"
+    "  end\n"
     "  asked = 1\n"
     "elseif ARGV[1] == '1' and v then\n"
     "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2],\n"

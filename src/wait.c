@@ -44,9 +44,10 @@
 #define WAIT_FAIL_PERSIST_MS 1500
 #define WAIT_FAIL_STEP_MS 100
 
-/* How long an exclusive waiter's place in the writers' queue lasts
- * without a new attempt: well above the longest sleep between two
- * attempts (WAIT_POLL_MS plus jitter and a round trip). */
+/* How long an exclusive waiter's place in the writers' queue, and any
+ * waiter's mark that a release should wake it, last without a new
+ * attempt: well above the longest sleep between two attempts
+ * (WAIT_POLL_MS plus jitter and a round trip). */
 #define WAIT_QUEUE_MS 2000
 
 /* A blocked BLPOP's reply may come this late after its timeout (the
@@ -229,6 +230,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	enum lock_result res;
 
 	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ? WAIT_QUEUE_MS : 0;
+	l->mark_ms = wait != 0 ? WAIT_QUEUE_MS : 0;
 	l->woken = 0;
 	for (;;) {
 		int64_t left, ms;

@@ -208,7 +208,7 @@ migrate_lock() {
 import os, redis
 r = redis.Redis(unix_socket_path=os.environ["MIG_SOCK"])
 k = os.environ["MIG_KEY"].encode()
-keys = [k] + [b"{" + k + b"}\0" + s for s in (b"fence", b"meta", b"wake")]
+keys = [k] + [b"{" + k + b"}\0" + s for s in (b"fence", b"holder", b"wake", b"waiting")]
 print(r.execute_command("MIGRATE", "127.0.0.1", os.environ["MIG_PORT"], "",
                         0, 5000, "KEYS", *keys).decode())
 EOF

@@ -211,7 +211,14 @@ quorum_up() {
 @test "status and list escape a holder's user and host" {
 	local tok
 	tok=$(USER=$'ev\nil\e[31m' redlock acquire -t 1m hostile)
-	rcli EVAL "return redis.call('HSET', KEYS[1] .. string.char(0) .. 'meta', 'host', ARGV[1])" \
+	# The holder's record: its third NUL-led field is the host.
+	rcli EVAL "local k = KEYS[1] .. string.char(0) .. 'holder'
+		local i = 0
+		local m = string.gsub(redis.call('GET', k), '%z[^%z]*', function(s)
+			i = i + 1
+			if i == 3 then return string.char(0) .. ARGV[1] end
+		end)
+		return redis.call('SET', k, m, 'KEEPTTL')" \
 		1 '{redlock:hostile}' $'h\e]0;x\a' >/dev/null
 	run -0 redlock status hostile
 	[[ $output != *$'\e'* ]] || fail "escape sequence in status: $output"

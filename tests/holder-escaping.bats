@@ -6,8 +6,8 @@
 # control characters escaped, so that one lock is one line and nothing
 # reaches the operator's terminal as an escape sequence; --json stays
 # valid JSON with the exact values.  A host name cannot be set by a test,
-# so the holder record is also written directly into the lock's metadata
-# hash (K "\0meta", see src/lock.c).
+# so the holder record is also written directly (K "\0holder", see
+# src/proto.c).
 
 load helpers
 
@@ -17,8 +17,9 @@ EVIL_USER=$'ev\nil\e[31m'
 EVIL_HOST=$'h\ao\rst\e]0;pwned\a\b'
 EVIL_CMD=$'rm\n-rf\e[2J'
 
-# set_meta NAME FIELD VALUE...: writes FIELD=VALUE into the metadata
-# hash of lock NAME (found by its suffix, whatever the key layout).
+# set_meta NAME FIELD VALUE...: writes FIELD=VALUE into the holder's
+# record of lock NAME (found by its suffix, whatever the key layout): a
+# flag and the fence, then NUL-led fields in the order of FIELDS.
 set_meta() {
 	local name=$1
 	shift
@@ -27,11 +28,15 @@ import os, sys, redis
 r = redis.Redis(unix_socket_path=os.environ["META_SOCK"])
 name = sys.argv[1].encode()
 keys = [k for k in r.scan_iter(count=1000)
-        if k.endswith(b"\0meta") and name in k]
+        if k.endswith(b"\0holder") and name in k]
 if len(keys) != 1:
-    sys.exit("set_meta: metadata keys for %r: %r" % (name, keys))
+    sys.exit("set_meta: holder records for %r: %r" % (name, keys))
+FIELDS = ["token", "ttl", "host", "pid", "user", "cmd", "start"]
+head, *fields = r.get(keys[0]).split(b"\0")
 pairs = sys.argv[2:]
-r.hset(keys[0], mapping=dict(zip(pairs[0::2], pairs[1::2])))
+for f, v in zip(pairs[0::2], pairs[1::2]):
+    fields[FIELDS.index(f)] = os.fsencode(v)
+r.set(keys[0], b"\0".join([head] + fields), keepttl=True)
 EOF
 }
 

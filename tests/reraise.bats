@@ -102,7 +102,7 @@ ended() {
 	ended "$RL" term sh -c 'kill -TERM $$'
 	assert_output 'signal 15'
 	assert key_absent redlock:term
-	assert_equal "$(rcli --scan --pattern '*meta' | wc -l)" 0
+	assert_equal "$(rcli --scan --pattern '*holder' | wc -l)" 0
 }
 
 @test "the command killed by SIGINT: redlock dies of SIGINT" {

@@ -55,7 +55,7 @@ stdout_full() { "$@" >/dev/full; }
 # counter, and another acquire gets it at once.
 assert_released() {
 	assert key_absent "redlock:$1"
-	assert_equal "$(rcli --scan --pattern "*$1}*meta" | wc -l)" 0
+	assert_equal "$(rcli --scan --pattern "*$1}*holder" | wc -l)" 0
 	run -0 --separate-stderr redlock acquire -n -t 1m "$1"
 	assert_regex "$output" "$UUID_RE"
 }
