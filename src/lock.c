@@ -154,10 +154,9 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 }
 
 /* Room for an exclusive holder's record tail: the token, the TTL, the
- * metadata and their separators (see acquire_lua in proto.c). */
-#define RECORD_MAX (LOCK_TOKEN_LEN + sizeof(((struct lock_meta *)0)->host) + \
-    sizeof(((struct lock_meta *)0)->user) + \
-    sizeof(((struct lock_meta *)0)->cmd) + 3 * 24 + 8)
+ * metadata (its strings are shorter than struct lock_meta, its numbers
+ * 24 bytes at most) and their separators (see acquire_lua in proto.c). */
+#define RECORD_MAX (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + 3 * 24 + 8)
 
 /* Each of the fields, preceded by a NUL, at p; returns the end. */
 static char *
