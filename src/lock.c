@@ -203,7 +203,9 @@ acquire_args(struct lock *l, struct args *a, char *rec)
 	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE, &l->k);
 	args_add(a, l->token, LOCK_TOKEN_LEN);
 	args_num(a, l->ttl);
-	args_num(a, FENCE_LINGER_MS);
+	/* A quorum's counters linger after each grant (see proto.c). */
+	args_num(a, l->n > 1 && !l->shared ? -FENCE_LINGER_MS :
+	    FENCE_LINGER_MS);
 	if (l->shared) {
 		args_str(a, m->host);
 		args_num(a, m->pid);
@@ -371,14 +373,16 @@ enum lock_result
 lock_retake(struct lock *l, struct lock_outcome *o)
 {
 	int64_t sent = clock_ms();
-	int lost, ok = lock_renew(l, sent + l->op_timeout, &lost, o);
+	int lost, ok = lock_renew(l, sent + l->op_timeout, lock_record_ms(l),
+	    &lost, o);
 
 	if (ok < l->quorum && lost) {
 		enum lock_result res = try_token(l, o, -1, 0);
 		if (res != LOCK_HELD)
 			return res;
 		sent = clock_ms();
-		ok = lock_renew(l, sent + l->op_timeout, &lost, o);
+		ok = lock_renew(l, sent + l->op_timeout, lock_record_ms(l),
+		    &lost, o);
 	}
 	if (ok >= l->quorum) {
 		l->sent_at = sent;
@@ -387,16 +391,25 @@ lock_retake(struct lock *l, struct lock_outcome *o)
 	return lost ? LOCK_BUSY : LOCK_UNAVAILABLE;
 }
 
+/* How long an exclusive holder's record lives from a grant or a
+ * refresh (PROTO_RECORD_TTLS TTLs). */
+int64_t
+lock_record_ms(const struct lock *l)
+{
+	return PROTO_RECORD_TTLS * l->ttl;
+}
+
 /*
  * Extend the lease on every server (the renewal thread, which owns the
- * connections while the command runs).  Returns how many servers
+ * connections while the command runs), and with record_ms > 0 the
+ * holder's record's to that (0: leave it).  Returns how many servers
  * renewed; *lost is set when so many servers found the lock gone or
  * held by another token that a quorum can no longer renew; o->stop when
  * a server says an operator asked us to stop.
  */
 int
-lock_renew(const struct lock *l, int64_t deadline, int *lost,
-    struct lock_outcome *o)
+lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
+    int *lost, struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -405,6 +418,7 @@ lock_renew(const struct lock *l, int64_t deadline, int *lost,
 	args_script(&a, l->shared ? SCRIPT_SH_RENEW : SCRIPT_RENEW, &l->k);
 	args_add(&a, l->token, LOCK_TOKEN_LEN);
 	args_num(&a, l->ttl);
+	args_num(&a, record_ms);
 	o->err[0] = '\0';
 	o->stop = 0;
 	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
@@ -452,7 +466,8 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	args_script(&a, s, &l->k);
 	args_str(&a, token);
 	args_num(&a, arg);
-	args_num(&a, FENCE_LINGER_MS);
+	/* The exclusive renewal's third argument is its record's life. */
+	args_num(&a, s == SCRIPT_RENEW ? lock_record_ms(l) : FENCE_LINGER_MS);
 	args_num(&a, WAKE_LINGER_MS);
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() +

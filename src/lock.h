@@ -78,8 +78,9 @@ int64_t lock_lease_end(const struct lock *l, int64_t sent);
 enum lock_result lock_try(struct lock *l, struct lock_outcome *o,
     int intr_fd);
 enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
-int lock_renew(const struct lock *l, int64_t deadline, int *lost,
-    struct lock_outcome *o);
+int64_t lock_record_ms(const struct lock *l);
+int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
+    int *lost, struct lock_outcome *o);
 int lock_release(struct lock *l, const char *token, int64_t keep_ms,
     int brief, int *others, struct lock_outcome *o);
 int lock_extend(struct lock *l, const char *token, int *others,

@@ -9,11 +9,14 @@
  *                   PROTO_MARKER ("\0shared") with PX = the latest
  *                   shared lease's end, so those clients see NAME taken
  *                   and an exclusive request waits
- *   base "\0fence"  the fencing counter; it lingers FENCE_LINGER_MS
- *                   (lock.c) after each grant, then expires (see below)
- *   base "\0holder" the exclusive holder's record (fence, stop flag,
- *                   metadata: see LUA_RECORD), a string living exactly
- *                   as long as K
+ *   base "\0fence"  the fencing counter; it expires FENCE_LINGER_MS
+ *                   after it was seeded, or, where a quorum may have
+ *                   raised it (bump_lua) and for shared holds, that long
+ *                   after each grant (see below)
+ *   base "\0holder" the exclusive holder's record (fence and metadata:
+ *                   see LUA_RECORD), a string that outlives K by at
+ *                   most PROTO_RECORD_TTLS - 1 TTLs: the renewal
+ *                   refreshes it only every few renewals (lock.c)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers WAKE_LINGER_MS
  *   base "\0waiting" the waiters between two attempts: a sorted set of
@@ -34,9 +37,10 @@
  *   base "\0xwake"  a list that wakes exclusive waiters only
  *   base "\0stop"   tokens an operator asked to stop (redlock stop): a
  *                   set that the stop verb keeps, expiring soon after
- *                   the holders' leases; each holder is also marked in
- *                   its own record (the holder record's flag, hmeta
- *                   TOKEN:stop), which is what its renewal reads
+ *                   the holders' leases; each holder is also marked
+ *                   where its renewal looks: an exclusive holder's K
+ *                   becomes token .. PROTO_STOP_MARK (its TTL kept), a
+ *                   shared holder's hmeta gets TOKEN:stop
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
  * where base puts them in K's Redis Cluster hash slot, for every NAME
@@ -51,12 +55,13 @@
  * rather than all at once; a shared request turned away because a
  * writer waits passes the wake-up to the writers' list.
  *
- * What a run costs the server is counted in calls and in the kinds of
- * command a script touches: each script and each kind of command is
- * cold in the server's caches when runs are processes of their own.
- * So the usual exclusive run is two scripts of few kinds: SET NX,
- * INCR and PEXPIRE of the counter, SET of the record; GET, DEL and
- * EXISTS of the waiters (bench/results.md, G4).
+ * What a run costs the server is counted in scripts, in the calls
+ * they make and in their arguments (each costs the server about as
+ * much again as a small command: bench/results.md, G4 and G5).  So the
+ * usual exclusive run is two scripts of three calls each (SET NX, INCR
+ * of the counter, SET of the record; GET, DEL, EXISTS of the waiters),
+ * and a renewal is GET and PEXPIRE of K, plus PEXPIRE of the record
+ * every few renewals.
  *
  * Fences strictly increase on a server although the counter expires: a
  * missing counter is seeded from the server's clock in microseconds,
@@ -65,10 +70,13 @@
  * clock (in µs) at its grant, plus one, and a reseeded counter starts
  * above every fence given before.  The counter may expire while its
  * holder still runs: the next grant, later, reseeds above it all the
- * same.  (A server clock set back by more than the counter's idle time
- * would break this; so would quorum servers whose clocks differ by more
- * than FENCE_LINGER_MS, since a bump can leave a counter that far ahead
- * of its own server's clock.)
+ * same.  A quorum's bump can leave a counter ahead of its own server's
+ * clock by as much as the servers' clocks differ; such a counter must
+ * outlive its last grant by more than that, so a quorum's counters
+ * (and shared holds') linger FENCE_LINGER_MS after each grant.  (A
+ * server clock set back by more than the counter's idle time would
+ * break this; so would quorum servers whose clocks differ by more than
+ * FENCE_LINGER_MS.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.
@@ -83,8 +91,7 @@
 #include "slot.h"
 
 /*
- * The holder's record (KEYS meta): one string, a flag byte ('-', or
- * 's' once redlock stop asked the holder to stop), the fence, then
+ * The holder's record (KEYS meta): one string, the fence, then
  * "\0token\0ttl\0host\0pid\0user\0cmd\0start" as acquire_args() builds
  * it.  LUA_RECORD's record(m, v) reads it into HGETALL's shape, or {}
  * when it is not token v's; LUA_FENCE_OF(m) is its fence (0 if none).
@@ -92,22 +99,21 @@
 #define LUA_RECORD \
     "local function record(m, v)\n" \
     "  if not m then return {} end\n" \
-    "  local f, pos = {}, 2\n" \
+    "  local f, pos = {}, 1\n" \
     "  for n = 1, 8 do\n" \
     "    local e = string.find(m, '\\0', pos, true) or #m + 1\n" \
     "    f[n] = string.sub(m, pos, e - 1)\n" \
     "    pos = e + 1\n" \
     "  end\n" \
     "  if f[2] ~= v then return {} end\n" \
-    "  local r = {'fence', f[1], 'ttl', f[3], 'host', f[4], 'pid', f[5],\n" \
+    "  return {'fence', f[1], 'ttl', f[3], 'host', f[4], 'pid', f[5],\n" \
     "    'user', f[6], 'cmd', f[7], 'start', f[8]}\n" \
-    "  if string.byte(m) == 115 then r[#r + 1] = 'stop'; r[#r + 1] = v end\n" \
-    "  return r\n" \
     "end\n"
 
 /*
  * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders,
- * waiting.  ARGV: token, ttl, fence linger, the record's tail (see
+ * waiting.  ARGV: token, ttl, fence linger (negative: -linger, and the
+ * counter lingers after each grant: see the top), the record's tail (see
  * LUA_RECORD), queue ms, waiter id, queued, the failover guard (below),
  * mark ms, then inherited tokens.  Returns the fence (an integer)
  * granted, {2, fence, token} one of the inherited tokens holds it, {3,
@@ -121,8 +127,8 @@
  * both.
  *
  * With no inherited token and no guard, the grant is SET NX first: the
- * usual run asks the least of the server (bench G4).  The fence
- * counter lingers fence-linger ms after each grant (see the top).
+ * usual run asks the least of the server (bench G4).  The record lives
+ * PROTO_RECORD_TTLS TTLs.
  *
  * The failover guard (SPEC section 9; failover.c says why it is safe).
  * ARGV[8] is '' (no guard: a plain server pays nothing) or the length
@@ -133,7 +139,9 @@
  * replication id was first seen, and until when grants wait).
  */
 static const char acquire_lua[] =
+    LUA_UNMARK
     "local function busy(v)\n"
+    "  v = unmark(v)\n"
     "  for i = 10, #ARGV do\n"
     "    if ARGV[i] == v then\n"
     "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
@@ -210,40 +218,42 @@ static const char acquire_lua[] =
     "if f == 1 then\n"
     "  local t = redis.call('TIME')\n"
     "  f = t[1] * 1000000 + t[2] + 1\n"
-    "  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])\n"
-    "else\n"
-    "  redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
+    "  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX',\n"
+    "    math.abs(ARGV[3]))\n"
+    "elseif tonumber(ARGV[3]) < 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[2], -ARGV[3])\n"
     "end\n"
-    "redis.call('SET', KEYS[3], '-' .. string.format('%.0f', f) .. ARGV[4],\n"
-    "  'PX', ARGV[2])\n"
+    "redis.call('SET', KEYS[3], string.format('%.0f', f) .. ARGV[4], 'PX',\n"
+    "  ARGV[2] * " PROTO_STR(PROTO_RECORD_TTLS) ")\n"
     "return f\n";
 
 /* The start of every script that acts for token ARGV[1]: go on only if
- * it holds K, else return 0 (another token), -2 (held shared) or -1
- * (free). */
+ * it holds K (stop set when redlock stop marked it), else return 0
+ * (another token), -2 (held shared) or -1 (free). */
 #define LUA_TOKEN_HOLDS \
-    "local v = redis.call('GET', KEYS[1])\n" \
+    "local v, stop = redis.call('GET', KEYS[1]), false\n" \
     "if v ~= ARGV[1] then\n" \
     "  if v == '\\0shared' then return -2 end\n" \
-    "  if v then return 0 end\n" \
-    "  return -1\n" \
+    "  if not v then return -1 end\n" \
+    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n" \
+    "  stop = true\n" \
     "end\n"
 
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
- * extend).  KEYS: K, meta: keys that exist while the lock is held, so
- * that a renewal runs on the node that has them while a Redis Cluster
- * migrates the slot (a key missing there would answer TRYAGAIN or ASK).
- * Returns 1, or 2 when an operator asked this holder to stop (redlock
- * stop sets the record's flag); else 0 held by another token, -2 held
- * shared, -1 free.
+ * extend), and with ARGV[3] > 0 the record's to ARGV[3] ms (the record
+ * outlives K, so that most renewals need not touch it: lock.c).  KEYS:
+ * K, meta: keys that exist while the lock is held, so that a renewal
+ * runs on the node that has them while a Redis Cluster migrates the
+ * slot (a key missing there would answer TRYAGAIN or ASK).  Returns 1,
+ * or 2 when an operator asked this holder to stop (redlock stop marked
+ * K); else 0 held by another token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
     LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "local m = redis.call('GET', KEYS[2])\n"
-    "redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "if m and string.byte(m) == 115 then return 2 end\n"
+    "if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
+    "if stop then return 2 end\n"
     "return 1\n";
 
 /*
@@ -286,22 +296,22 @@ static const char bump_lua[] =
     "local e = m and string.find(m, '\\0', 1, true)\n"
     "local ms = redis.call('PTTL', KEYS[2])\n"
     "if e and ms > 0 then\n"
-    "  redis.call('SET', KEYS[2], string.sub(m, 1, 1) .. ARGV[1] ..\n"
-    "    string.sub(m, e), 'PX', ms)\n"
+    "  redis.call('SET', KEYS[2], ARGV[1] .. string.sub(m, e), 'PX', ms)\n"
     "end\n"
     "return 1\n";
 
 /*
  * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  KEYS: K,
  * meta, wake, holders, hmeta.  Returns {} when there is no lock; held
- * exclusively {value, pttl, {record field, value...}}; held shared
+ * exclusively {token, pttl, {record field, value...}} (with stop, token
+ * when redlock stop marked it); held shared
  * {marker, pttl, {}, {token, pttl...}, {hmeta field, value...}} with
  * the live holders only.
  */
 static const char inspect_lua[] =
-    LUA_RECORD
+    LUA_RECORD LUA_UNMARK
     "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
-    "local v = redis.call('GET', KEYS[1])\n"
+    "local v, stop = unmark(redis.call('GET', KEYS[1]))\n"
     "local r\n"
     "if v == '\\0shared' then\n"
     "  local t = redis.call('TIME')\n"
@@ -314,6 +324,7 @@ static const char inspect_lua[] =
     "else\n"
     "  r = {v, redis.call('PTTL', KEYS[1]),\n"
     "    record(redis.call('GET', KEYS[2]), v)}\n"
+    "  if stop then table.insert(r[3], 'stop'); table.insert(r[3], v) end\n"
     "end\n"
     "if ARGV[1] == '1' then\n"
     "  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])\n"
@@ -464,7 +475,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
-		[SCRIPT_STOP] = "khsmH", [SCRIPT_NOTIFY] = "d",
+		[SCRIPT_STOP] = "khsH", [SCRIPT_NOTIFY] = "d",
 	};
 
 	if (shas[s][0] == '\0')

@@ -28,7 +28,28 @@ enum script {
 #define PROTO_MARKER_LEN 7
 
 /* Lua: the fence in a holder's record m (proto.c), 0 if none. */
-#define LUA_FENCE_OF(m) "(tonumber(string.match(" m " or '', '^.(%d+)')) or 0)"
+#define LUA_FENCE_OF(m) "(tonumber(string.match(" m " or '', '^(%d+)')) or 0)"
+
+/* Lua: unmark(v) is K's value v without the mark that redlock stop
+ * appends to an exclusive holder's token ("\0stop": no token given in
+ * argv can hold a NUL byte), and whether it had the mark. */
+#define LUA_UNMARK \
+    "local function unmark(v)\n" \
+    "  if v and string.sub(v, -5) == '\\0stop' then\n" \
+    "    return string.sub(v, 1, -6), true\n" \
+    "  end\n" \
+    "  return v, false\n" \
+    "end\n"
+
+/* How many TTLs an exclusive holder's record lives from its grant or
+ * its last refresh: more than one, so that the renewal need not
+ * refresh it every time (lock.c), yet it never outlives the lock by
+ * more than a TTL. */
+#define PROTO_RECORD_TTLS 2
+
+/* A number macro as a string literal, for a script's text. */
+#define PROTO_STR(x) PROTO_STR_(x)
+#define PROTO_STR_(x) #x
 
 /* The bodies of the shared-lock and stop scripts (proto_shared.c). */
 extern const char proto_sh_acquire_lua[], proto_sh_renew_lua[],

@@ -68,7 +68,7 @@
  * acquire_lua's do.
  */
 const char proto_sh_acquire_lua[] =
-    LUA_NOW LUA_HOLDERS("4", "5") LUA_WAKE("10", "6")
+    LUA_NOW LUA_HOLDERS("4", "5") LUA_WAKE("10", "6") LUA_UNMARK
     "local function busy(ms)\n"
     "  if ARGV[12] ~= '0' then\n"
     "    redis.call('ZADD', KEYS[9], 0, ARGV[13])\n"
@@ -78,9 +78,10 @@ const char proto_sh_acquire_lua[] =
     "end\n"
     "local v = redis.call('GET', KEYS[1])\n"
     "if v and v ~= '\\0shared' then\n"
+    "  local t = unmark(v)\n"
     "  for i = 14, #ARGV do\n"
-    "    if ARGV[i] == v then\n"
-    "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
+    "    if ARGV[i] == t then\n"
+    "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", t}\n"
     "    end\n"
     "  end\n"
     "  return busy(redis.call('PTTL', KEYS[1]))\n"
@@ -187,33 +188,33 @@ const char proto_sh_release_lua[] =
     "return 1\n";
 
 /*
- * redlock stop.  KEYS: K, holders, stop, meta, hmeta.  ARGV: record
+ * redlock stop.  KEYS: K, holders, stop, hmeta.  ARGV: record
  * ('1': ask the current holders to stop, adding their tokens to the
- * stop set and marking each holder's record, which its renewal reads),
+ * stop set and marking each holder where its renewal looks: an
+ * exclusive holder's K, a shared holder's hmeta TOKEN:stop),
  * margin ms.  Then drops from the set the tokens that no longer hold the lock
  * and keeps the set until margin ms after K's expiry.  Returns {asked,
  * left, pttl}: holders asked now, tokens of the set still holding, K's
  * TTL (-2: free).
  */
 const char proto_stop_lua[] =
-    LUA_NOW
-    "local v = false\n"
+    LUA_NOW LUA_UNMARK
+    "local v, marked = false, false\n"
     "if redis.call('TYPE', KEYS[1])['ok'] == 'string' then\n"
-    "  v = redis.call('GET', KEYS[1])\n"
+    "  v, marked = unmark(redis.call('GET', KEYS[1]))\n"
     "end\n"
     "local asked = 0\n"
     "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
     "  redis.call('SADD', KEYS[3], v)\n"
-    "  local m = redis.call('GET', KEYS[4])\n"
-    "  if m and string.find(m, '\\0' .. v .. '\\0', 1, true) then\n"
-    "    redis.call('SETRANGE', KEYS[4], 0, 's')\n"
+    "  if not marked then\n"
+    "    redis.call('SETRANGE', KEYS[1], #v, '\\0stop')\n"
     "  end\n"
     "  asked = 1\n"
     "elseif ARGV[1] == '1' and v then\n"
     "  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2],\n"
     "      '(' .. string.format('%.0f', now), '+inf')) do\n"
     "    redis.call('SADD', KEYS[3], g)\n"
-    "    redis.call('HSET', KEYS[5], g .. ':stop', '1')\n"
+    "    redis.call('HSET', KEYS[4], g .. ':stop', '1')\n"
     "    asked = asked + 1\n"
     "  end\n"
     "end\n"

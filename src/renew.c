@@ -94,6 +94,7 @@ renew_main(void *arg)
 	struct renew *r = arg;
 	const struct lock *l = r->lock;
 	int64_t every = lease_renew_every(l->ttl), next, timeout, retry;
+	int64_t record_end;
 	int failing = 0;
 
 	/* Per-command timeout: short against the interval, so that several
@@ -102,13 +103,21 @@ renew_main(void *arg)
 	retry = clock_clamp(l->ttl / 30, 10, 500);
 	pthread_mutex_lock(&r->mu);
 	next = r->sent + every;
+	record_end = r->sent + lock_record_ms(l);
 	pthread_mutex_unlock(&r->mu);
 	while (!sleep_until(r, next)) {
 		struct lock_outcome o = { 0 };
 		int64_t sent = clock_ms();
-		int lost, ok = lock_renew(l, sent + timeout, &lost, &o);
+		/* The record must outlive the lease this renewal may give,
+		 * which ends at the latest ttl after its reply. */
+		int64_t record_ms = sent + timeout + l->ttl >= record_end ?
+		    lock_record_ms(l) : 0;
+		int lost, ok = lock_renew(l, sent + timeout, record_ms, &lost,
+		    &o);
 
 		if (ok >= l->quorum) {
+			if (record_ms > 0)
+				record_end = sent + record_ms;
 			pthread_mutex_lock(&r->mu);
 			r->sent = sent;
 			pthread_mutex_unlock(&r->mu);

@@ -262,13 +262,16 @@ waiter_conns_not_one() {
 	tok=$(redlock acquire verb)
 	redlock release verb "$tok"
 	redlock acquire -t 200ms expired >/dev/null
-	# (Every counter lingers 50 s after its last grant, whatever became
+	# (Every counter expires 50 s after it was seeded, whatever became
 	# of the lock.)
 	redlock acquire -t 1s broken >/dev/null
 	redlock break broken 2>/dev/null
 	redlock --min-hold 200ms held true
 	wait_for_no_key redlock:expired
 	wait_for_no_key redlock:held
+	# A lock that expired leaves its holder's record for at most one
+	# more TTL (the record outlives the lock: see proto.c).
+	wait_until -t 10 eval '[[ $(raw_key EXISTS expired holder) == 0 ]]'
 	run -0 redlock_keys
 	local fences=0 k t
 	while read -r k t; do
@@ -329,6 +332,35 @@ waiter_conns_not_one() {
 	assert_equal "$(cmdstat evalsha "$s")" 2
 	assert_equal "$(cmdstat eval "$s")" 0
 	assert_equal "$(cmdstat info "$s")" 0
+}
+
+@test "renewals extend the holder's record only every few times, and the record outlives the lock while it is held" {
+	local d=$BATS_TEST_TMPDIR i k r s renewals pexpires
+	bg_start h "$RL" -t 600ms recorded sh -c ': >"$1"; i=0
+		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+		exit 7' holder "$d/h.held" "$d/h.go"
+	wait_for_file "$d/h.held" 20
+	rcli CONFIG RESETSTAT >/dev/null
+	# About 3 s of renewals every 200 ms; at every look the record lives
+	# at least as long as the lock.
+	for ((i = 0; i < 30; i++)); do
+		k=$(rcli PTTL redlock:recorded)
+		r=$(raw_key PTTL recorded holder)
+		((k > 0 && r >= k)) || fail "lock PTTL $k, record PTTL $r"
+		s=$(rcli INFO commandstats)
+		(($(cmdstat evalsha "$s") >= 12)) && break
+		sleep 0.1
+	done
+	renewals=$(cmdstat evalsha "$s") pexpires=$(cmdstat pexpire "$s")
+	((renewals >= 12)) || fail "only $renewals renewals"
+	# One PEXPIRE of the lock each time, one of the record every third
+	# time or so (it lives two TTLs from each refresh).
+	((pexpires >= renewals && pexpires <= renewals + renewals / 2 + 1)) ||
+		fail "$pexpires PEXPIREs in $renewals renewals"
+	: >"$d/h.go"
+	bg_wait h 20
+	assert_equal "$BG_STATUS" 7
+	assert_equal "$(bg_err h)" ''
 }
 
 @test "SCRIPT FLUSH while a command holds the lock is no loss, and the next run works" {
