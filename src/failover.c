@@ -57,9 +57,9 @@
  */
 #define FAILOVER_PATIENCE_MS 60000
 
-/* Does l reach any server through Sentinel? */
-static int
-uses_sentinel(const struct lock *l)
+/* Does l reach any server through Sentinel (and so need the guard)? */
+int
+failover_guarded(const struct lock *l)
 {
 	for (int i = 0; i < l->n; i++)
 		if (l->conns[i].url->kind == URL_SENTINEL)
@@ -68,14 +68,14 @@ uses_sentinel(const struct lock *l)
 }
 
 /*
- * The guard's argument of the acquire script (ARGV[9]): the length of
+ * The guard's argument of acquire_any_lua (ARGV[8]): the length of
  * the key prefix when any of l's servers is reached through Sentinel,
  * else "" (no guard).
  */
 void
 failover_arg(struct args *a, const struct lock *l)
 {
-	if (uses_sentinel(l))
+	if (failover_guarded(l))
 		args_num(a, (long long)(l->k.keylen - l->namelen));
 	else
 		args_str(a, "");
@@ -86,7 +86,7 @@ failover_arg(struct args *a, const struct lock *l)
 int64_t
 failover_patience(const struct lock *l)
 {
-	return uses_sentinel(l) ? FAILOVER_PATIENCE_MS : 0;
+	return failover_guarded(l) ? FAILOVER_PATIENCE_MS : 0;
 }
 
 /*

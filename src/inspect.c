@@ -15,9 +15,6 @@
 /* How long an operator's command waits for the servers. */
 #define INSPECT_TIMEOUT_MS 2000
 
-/* A wake list pushed by break lingers as a release's does. */
-#define INSPECT_WAKE_LINGER_MS 10000
-
 /* Apply one field of a holder's record to v. */
 static void
 view_field(struct lock_view *v, const char *f, const char *val)
@@ -108,7 +105,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 
 	args_script(&a, SCRIPT_INSPECT, &l->k);
 	args_str(&a, remove ? "1" : "0");
-	args_num(&a, INSPECT_WAKE_LINGER_MS);
+	args_num(&a, PROTO_WAKE_LINGER_MS);
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, -1,
 	    NULL, NULL, o->err, sizeof(o->err));

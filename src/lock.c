@@ -24,16 +24,6 @@
 #include "lease.h"
 #include "quorum.h"
 
-/* How long a fencing counter outlives the last grant of its name: long
- * enough that quorum servers' clocks agree better than that, short
- * enough that a name used once leaves nothing behind a minute later,
- * with ten seconds to spare for a server's lazy expiry. */
-#define FENCE_LINGER_MS 50000
-
-/* How long a wake list outlives its last push: a waiter that was
- * between two attempts still finds the push when it blocks again. */
-#define WAKE_LINGER_MS 10000
-
 /* The per-command deadline of one attempt.  One server: its answer is
  * needed, give it time.  Several: a server that does not answer
  * quickly is passed over (Redlock wants it small against the TTL). */
@@ -144,7 +134,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 
 	args_script(&a, SCRIPT_BUMP, &l->k);
 	args_num(&a, l->fence);
-	args_num(&a, FENCE_LINGER_MS);
+	args_num(&a, PROTO_FENCE_LINGER_MS);
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
 	    NULL, NULL, o->err, sizeof(o->err));
 	for (int i = 0; i < l->n; i++)
@@ -188,36 +178,63 @@ record_tail(const struct lock *l, char *rec)
 	return (size_t)(put_fields(rec, field, 7) - rec);
 }
 
+/* Does l inherit a token (REDLOCK_HELD) that may hold the lock? */
+static int
+inherits(const struct lock *l)
+{
+	size_t w;
+
+	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
+		if (w == LOCK_TOKEN_LEN)
+			return 1;
+	return 0;
+}
+
 /*
- * The acquire call: the script (exclusive, or shared), the token, our
- * metadata (the exclusive script takes it as its record's tail, built
- * in rec, of RECORD_MAX bytes; the shared one field by field), how the
- * request waits, and the tokens we inherited (for re-entrance).
+ * The acquire call: the script, the token, our metadata (the exclusive
+ * scripts take it as their record's tail, built in rec, of RECORD_MAX
+ * bytes; the shared one field by field), how the request waits, and the
+ * tokens we inherited (for re-entrance).  The usual request, exclusive
+ * on one server, is acquire_lua's, with as few arguments as it needs
+ * (each costs the server): its way of waiting is built in wait, of
+ * LOCK_TOKEN_LEN + 2 bytes.
  */
 static void
-acquire_args(struct lock *l, struct args *a, char *rec)
+acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 {
 	const struct lock_meta *m = &l->meta;
 	size_t w;
 
-	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE, &l->k);
+	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l)) {
+		args_script(a, SCRIPT_ACQUIRE, &l->k);
+		args_add(a, l->token, LOCK_TOKEN_LEN);
+		args_num(a, l->ttl);
+		args_add(a, rec, record_tail(l, rec));
+		wait[0] = l->queued ? 'W' : 'w';
+		memcpy(wait + 1, l->waiter, LOCK_TOKEN_LEN + 1);
+		args_add(a, wait, l->queued || l->mark_ms > 0 ?
+		    LOCK_TOKEN_LEN + 1 : 0);
+		return;
+	}
+	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE_ANY,
+	    &l->k);
 	args_add(a, l->token, LOCK_TOKEN_LEN);
 	args_num(a, l->ttl);
-	/* A quorum's counters linger after each grant (see proto.c). */
-	args_num(a, l->n > 1 && !l->shared ? -FENCE_LINGER_MS :
-	    FENCE_LINGER_MS);
 	if (l->shared) {
+		args_num(a, PROTO_FENCE_LINGER_MS);
 		args_str(a, m->host);
 		args_num(a, m->pid);
 		args_str(a, m->user);
 		args_str(a, m->cmd);
 		args_num(a, m->start_ms);
 		args_num(a, l->limit);
-		args_num(a, WAKE_LINGER_MS);
+		args_num(a, PROTO_WAKE_LINGER_MS);
 		args_str(a, l->woken ? "1" : "0");
 		args_num(a, l->mark_ms);
 		args_str(a, l->waiter);
 	} else {
+		/* A quorum's counters linger after each grant (proto.c). */
+		args_str(a, l->n > 1 ? "1" : "0");
 		args_add(a, rec, record_tail(l, rec));
 		args_num(a, l->queue_ms);
 		args_str(a, l->waiter);
@@ -298,7 +315,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 {
 	struct conn_req r[l->n];
 	struct args a;
-	char rec[RECORD_MAX], inherited[LOCK_TOKEN_LEN + 1] = "";
+	char rec[RECORD_MAX], wait[LOCK_TOKEN_LEN + 2];
+	char inherited[LOCK_TOKEN_LEN + 1] = "";
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
 	uuid_t u;
@@ -310,7 +328,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	/* A writer's place in the queue is named after its first token. */
 	if (l->waiter[0] == '\0')
 		memcpy(l->waiter, l->token, sizeof(l->waiter));
-	acquire_args(l, &a, rec);
+	acquire_args(l, &a, rec, wait);
 	o->err[0] = '\0';
 	o->slow = 0;
 	o->self_shared = 0;
@@ -415,10 +433,12 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	struct args a;
 	int ok = 0, gone = 0;
 
-	args_script(&a, l->shared ? SCRIPT_SH_RENEW : SCRIPT_RENEW, &l->k);
+	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
+	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
 	args_add(&a, l->token, LOCK_TOKEN_LEN);
 	args_num(&a, l->ttl);
-	args_num(&a, record_ms);
+	if (record_ms > 0 && !l->shared)
+		args_num(&a, record_ms);
 	o->err[0] = '\0';
 	o->stop = 0;
 	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
@@ -466,9 +486,12 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	args_script(&a, s, &l->k);
 	args_str(&a, token);
 	args_num(&a, arg);
-	/* The exclusive renewal's third argument is its record's life. */
-	args_num(&a, s == SCRIPT_RENEW ? lock_record_ms(l) : FENCE_LINGER_MS);
-	args_num(&a, WAKE_LINGER_MS);
+	if (s == SCRIPT_RENEW) {
+		args_num(&a, lock_record_ms(l));
+	} else if (s == SCRIPT_SH_RELEASE) {
+		args_num(&a, PROTO_FENCE_LINGER_MS);
+		args_num(&a, PROTO_WAKE_LINGER_MS);
+	}
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() +
 	    (brief || l->n > 1 ? l->op_timeout : 2000), -1, NULL, done,
@@ -581,7 +604,7 @@ lock_notify_stopped(struct lock *l)
 	struct args a;
 
 	args_script(&a, SCRIPT_NOTIFY, &l->k);
-	args_num(&a, WAKE_LINGER_MS);
+	args_num(&a, PROTO_WAKE_LINGER_MS);
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
 	    NULL, NULL, NULL, 0);
 	conn_req_clear(r, l->n);

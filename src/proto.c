@@ -9,16 +9,17 @@
  *                   PROTO_MARKER ("\0shared") with PX = the latest
  *                   shared lease's end, so those clients see NAME taken
  *                   and an exclusive request waits
- *   base "\0fence"  the fencing counter; it expires FENCE_LINGER_MS
+ *   base "\0fence"  the fencing counter; it expires PROTO_FENCE_LINGER_MS
  *                   after it was seeded, or, where a quorum may have
  *                   raised it (bump_lua) and for shared holds, that long
  *                   after each grant (see below)
  *   base "\0holder" the exclusive holder's record (fence and metadata:
- *                   see LUA_RECORD), a string that outlives K by at
- *                   most PROTO_RECORD_TTLS - 1 TTLs: the renewal
- *                   refreshes it only every few renewals (lock.c)
+ *                   see LUA_RECORD), a string granted with K's first
+ *                   lease, which outlives K by at most
+ *                   PROTO_RECORD_TTLS - 1 TTLs: renewals extend it only
+ *                   every few times (renew.c)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
- *                   lingers WAKE_LINGER_MS
+ *                   lingers PROTO_WAKE_LINGER_MS
  *   base "\0waiting" the waiters between two attempts: a sorted set of
  *                   waiter ids (scores unused) that a busy attempt
  *                   which will wait joins, expiring a while after the
@@ -73,10 +74,10 @@
  * same.  A quorum's bump can leave a counter ahead of its own server's
  * clock by as much as the servers' clocks differ; such a counter must
  * outlive its last grant by more than that, so a quorum's counters
- * (and shared holds') linger FENCE_LINGER_MS after each grant.  (A
+ * (and shared holds') linger PROTO_FENCE_LINGER_MS after each grant.  (A
  * server clock set back by more than the counter's idle time would
  * break this; so would quorum servers whose clocks differ by more than
- * FENCE_LINGER_MS.)
+ * PROTO_FENCE_LINGER_MS.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.
@@ -110,10 +111,63 @@
     "    'user', f[6], 'cmd', f[7], 'start', f[8]}\n" \
     "end\n"
 
+/* The end of a grant, K just taken: the fence from the counter
+ * (KEYS[2]), seeded from the server's clock when missing, then the
+ * holder's record (KEYS[3]) from the record's tail rec (see LUA_RECORD),
+ * living one TTL as K does (the first renewal extends it).  The fence is
+ * left in f.  Numbers are formatted as integers ('%d': a fence is below
+ * 2^53) and passed on as the strings they came in, since formatting a
+ * float costs the server more than a call. */
+#define LUA_GRANT(rec) \
+    "local f = redis.call('INCR', KEYS[2])\n" \
+    "if f == 1 then\n" \
+    "  local t = redis.call('TIME')\n" \
+    "  f = t[1] * 1000000 + t[2] + 1\n" \
+    "  redis.call('SET', KEYS[2], string.format('%d', f), 'PX', '" \
+    PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n" \
+    "end\n" \
+    "redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ", 'PX',\n" \
+    "  ARGV[2])\n"
+
 /*
- * Take the lock if it is free.  KEYS: K, fence, meta, xwait, holders,
- * waiting.  ARGV: token, ttl, fence linger (negative: -linger, and the
- * counter lingers after each grant: see the top), the record's tail (see
+ * Take the lock if it is free: the usual request (one server, no
+ * inherited token, no failover guard; the others are acquire_any_lua's),
+ * which asks the least of the server (bench G4): SET NX first, and few
+ * arguments.  KEYS: K, fence, meta, waiting, xwait.  ARGV: token, ttl,
+ * the record's tail, and how the request waits: '' it does not, else 'w'
+ * ('W' once a busy attempt queued it) and its waiter id.  Returns the
+ * fence granted (an integer), or {0, pttl} someone else holds it.  A
+ * busy request that waits joins the waiters (KEYS[4]), so that a release
+ * wakes it, and the waiting writers (KEYS[5]), so that shared requests
+ * wait behind it, both for PROTO_WAIT_MARK_MS; a queued request's grant
+ * leaves both.
+ */
+static const char acquire_lua[] =
+    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+    "  if string.byte(ARGV[4]) == 87 then\n"
+    "    local id = string.sub(ARGV[4], 2)\n"
+    "    redis.call('ZREM', KEYS[5], id)\n"
+    "    redis.call('ZREM', KEYS[4], id)\n"
+    "  end\n"
+    LUA_GRANT("ARGV[3]")
+    "  return f\n"
+    "end\n"
+    "if ARGV[4] ~= '' then\n"
+    "  local id, t = string.sub(ARGV[4], 2), redis.call('TIME')\n"
+    "  redis.call('ZADD', KEYS[5], t[1] * 1000 + math.floor(t[2] / 1000) +\n"
+    "    " PROTO_STR(PROTO_WAIT_MARK_MS) ", id)\n"
+    "  redis.call('PEXPIRE', KEYS[5], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
+    "  redis.call('ZADD', KEYS[4], 0, id)\n"
+    "  redis.call('PEXPIRE', KEYS[4], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
+    "end\n"
+    "return {0, redis.call('PTTL', KEYS[1])}\n";
+
+/*
+ * Take the lock if it is free, any request: acquire_lua's, and on a
+ * quorum, with inherited tokens or with the failover guard.  KEYS: K,
+ * fence, meta, xwait, holders, waiting.  ARGV: token, ttl, '1' when the
+ * counter must linger after each grant (a quorum: see the top) else '0',
+ * the record's tail (see
  * LUA_RECORD), queue ms, waiter id, queued, the failover guard (below),
  * mark ms, then inherited tokens.  Returns the fence (an integer)
  * granted, {2, fence, token} one of the inherited tokens holds it, {3,
@@ -126,9 +180,7 @@
  * release wakes it.  Once queued (ARGV[7] == '1') its grant leaves
  * both.
  *
- * With no inherited token and no guard, the grant is SET NX first: the
- * usual run asks the least of the server (bench G4).  The record lives
- * PROTO_RECORD_TTLS TTLs.
+ * With no inherited token and no guard, the grant is SET NX first.
  *
  * The failover guard (SPEC section 9; failover.c says why it is safe).
  * ARGV[8] is '' (no guard: a plain server pays nothing) or the length
@@ -138,7 +190,7 @@
  * (the longest TTL granted), since and until (server ms: when another
  * replication id was first seen, and until when grants wait).
  */
-static const char acquire_lua[] =
+static const char acquire_any_lua[] =
     LUA_UNMARK
     "local function busy(v)\n"
     "  v = unmark(v)\n"
@@ -189,8 +241,8 @@ static const char acquire_lua[] =
     "      if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n"
     "      if hold >= 0 then\n"
     "        g[3], g[4] = now, now + hold\n"
-    "        redis.call('HSET', rk, 'since', string.format('%.0f', now),\n"
-    "          'until', string.format('%.0f', now + hold))\n"
+    "        redis.call('HSET', rk, 'since', string.format('%d', now),\n"
+    "          'until', string.format('%d', now + hold))\n"
     "      end\n"
     "      redis.call('HSET', rk, 'replid', id)\n"
     "    end\n"
@@ -214,17 +266,10 @@ static const char acquire_lua[] =
     "  redis.call('ZREM', KEYS[4], ARGV[6])\n"
     "  redis.call('ZREM', KEYS[6], ARGV[6])\n"
     "end\n"
-    "local f = redis.call('INCR', KEYS[2])\n"
-    "if f == 1 then\n"
-    "  local t = redis.call('TIME')\n"
-    "  f = t[1] * 1000000 + t[2] + 1\n"
-    "  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX',\n"
-    "    math.abs(ARGV[3]))\n"
-    "elseif tonumber(ARGV[3]) < 0 then\n"
-    "  redis.call('PEXPIRE', KEYS[2], -ARGV[3])\n"
+    LUA_GRANT("ARGV[4]")
+    "if ARGV[3] == '1' then\n"
+    "  redis.call('PEXPIRE', KEYS[2], '" PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n"
     "end\n"
-    "redis.call('SET', KEYS[3], string.format('%.0f', f) .. ARGV[4], 'PX',\n"
-    "  ARGV[2] * " PROTO_STR(PROTO_RECORD_TTLS) ")\n"
     "return f\n";
 
 /* The start of every script that acts for token ARGV[1]: go on only if
@@ -241,26 +286,27 @@ static const char acquire_lua[] =
 
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
- * extend), and with ARGV[3] > 0 the record's to ARGV[3] ms (the record
- * outlives K, so that most renewals need not touch it: lock.c).  KEYS:
- * K, meta: keys that exist while the lock is held, so that a renewal
- * runs on the node that has them while a Redis Cluster migrates the
- * slot (a key missing there would answer TRYAGAIN or ASK).  Returns 1,
- * or 2 when an operator asked this holder to stop (redlock stop marked
- * K); else 0 held by another token, -2 held shared, -1 free.
+ * extend), and with KEYS[2] the record's to ARGV[3] ms (the record
+ * outlives K, so that most renewals need not touch it: renew.c; as
+ * SCRIPT_RENEW_LEASE they pass K alone).  KEYS: K, meta: keys that exist
+ * while the lock is held, so that a renewal runs on the node that has
+ * them while a Redis Cluster migrates the slot (a key missing there
+ * would answer TRYAGAIN or ASK).  Returns 1, or 2 when an operator asked
+ * this holder to stop (redlock stop marked K); else 0 held by another
+ * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
     LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
+    "if KEYS[2] then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
     "if stop then return 2 end\n"
     "return 1\n";
 
 /*
  * Release if token ARGV[1] holds the lock: delete it with its record,
  * and wake one waiter if any waits (KEYS[4]; the wake list lingers
- * ARGV[4] ms); with ARGV[2] > 0 (--min-hold) leave it to expire
- * that much later instead.  KEYS: K, meta, wake, waiting.  Returns 1
+ * PROTO_WAKE_LINGER_MS); with ARGV[2] > 0 (--min-hold) leave it to
+ * expire that much later instead.  KEYS: K, meta, wake, waiting.  Returns 1
  * released, 2 left to expire, 0 held by another token, -2 held shared,
  * -1 free.
  */
@@ -276,7 +322,7 @@ static const char release_lua[] =
     "  if redis.call('RPUSH', KEYS[3], '1') > 1 then\n"
     "    redis.call('LTRIM', KEYS[3], 0, 0)\n"
     "  end\n"
-    "  redis.call('PEXPIRE', KEYS[3], ARGV[4])\n"
+    "  redis.call('PEXPIRE', KEYS[3], '" PROTO_STR(PROTO_WAKE_LINGER_MS) "')\n"
     "end\n"
     "return 1\n";
 
@@ -317,7 +363,7 @@ static const char inspect_lua[] =
     "  local t = redis.call('TIME')\n"
     "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
     "  local h = redis.call('ZRANGEBYSCORE', KEYS[4],\n"
-    "    '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES')\n"
+    "    '(' .. string.format('%d', now), '+inf', 'WITHSCORES')\n"
     "  for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end\n"
     "  r = {v, redis.call('PTTL', KEYS[1]), {}, h,\n"
     "    redis.call('HGETALL', KEYS[5])}\n"
@@ -335,7 +381,7 @@ static const char inspect_lua[] =
     "return r\n";
 
 static const char *const scripts[SCRIPT_COUNT] = {
-	acquire_lua, renew_lua, release_lua, bump_lua, inspect_lua,
+	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua, bump_lua, inspect_lua,
 	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
 	proto_stop_lua, proto_notify_lua
 };
@@ -471,7 +517,8 @@ void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
 	static const char order[SCRIPT_COUNT][9] = {
-		[SCRIPT_ACQUIRE] = "kfmqha", [SCRIPT_RENEW] = "km",
+		[SCRIPT_ACQUIRE] = "kfmaq", [SCRIPT_ACQUIRE_ANY] = "kfmqha",
+		[SCRIPT_RENEW] = "km", [SCRIPT_RENEW_LEASE] = "k",
 		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",

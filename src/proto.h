@@ -17,7 +17,8 @@ struct keys {
 };
 
 enum script {
-	SCRIPT_ACQUIRE, SCRIPT_RENEW, SCRIPT_RELEASE, SCRIPT_BUMP,
+	SCRIPT_ACQUIRE, SCRIPT_ACQUIRE_ANY, SCRIPT_RENEW, SCRIPT_RENEW_LEASE,
+	SCRIPT_RELEASE, SCRIPT_BUMP,
 	SCRIPT_INSPECT, SCRIPT_SH_ACQUIRE, SCRIPT_SH_RENEW, SCRIPT_SH_RELEASE,
 	SCRIPT_STOP, SCRIPT_NOTIFY, SCRIPT_COUNT
 };
@@ -46,6 +47,23 @@ enum script {
  * refresh it every time (lock.c), yet it never outlives the lock by
  * more than a TTL. */
 #define PROTO_RECORD_TTLS 2
+
+/* How long a fencing counter outlives its seeding (or, on a quorum, the
+ * last grant of its name): long enough that quorum servers' clocks agree
+ * better than that, short enough that a name used once leaves nothing
+ * behind a minute later, with ten seconds to spare for a server's lazy
+ * expiry. */
+#define PROTO_FENCE_LINGER_MS 50000
+
+/* How long a wake list outlives its last push: a waiter that was
+ * between two attempts still finds the push when it blocks again. */
+#define PROTO_WAKE_LINGER_MS 10000
+
+/* How long a waiter's place in the writers' queue, and its mark that a
+ * release should wake it, last without a new attempt: well above the
+ * longest sleep between two attempts (wait.c's poll interval plus
+ * jitter and a round trip). */
+#define PROTO_WAIT_MARK_MS 2000
 
 /* A number macro as a string literal, for a script's text. */
 #define PROTO_STR(x) PROTO_STR_(x)

@@ -103,7 +103,7 @@ renew_main(void *arg)
 	retry = clock_clamp(l->ttl / 30, 10, 500);
 	pthread_mutex_lock(&r->mu);
 	next = r->sent + every;
-	record_end = r->sent + lock_record_ms(l);
+	record_end = r->sent + l->ttl;	/* a grant's record lives one TTL */
 	pthread_mutex_unlock(&r->mu);
 	while (!sleep_until(r, next)) {
 		struct lock_outcome o = { 0 };

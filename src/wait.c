@@ -7,7 +7,7 @@
  *
  * Writer preference (one server): an exclusive waiter queues itself on
  * the server with each busy attempt, and the entry lapses
- * WAIT_QUEUE_MS later unless renewed, so a waiter that died holds
+ * PROTO_WAIT_MARK_MS later unless renewed, so a waiter that died holds
  * nobody up for long.  Shared requests are not granted while the queue
  * has an entry.  Exclusive waiters also block on a list of their own,
  * to which a shared request that was woken but must let a writer go
@@ -43,12 +43,6 @@
 #define WAIT_FAIL_TRIES 3
 #define WAIT_FAIL_PERSIST_MS 1500
 #define WAIT_FAIL_STEP_MS 100
-
-/* How long an exclusive waiter's place in the writers' queue, and any
- * waiter's mark that a release should wake it, last without a new
- * attempt: well above the longest sleep between two attempts
- * (WAIT_POLL_MS plus jitter and a round trip). */
-#define WAIT_QUEUE_MS 2000
 
 /* A blocked BLPOP's reply may come this late after its timeout (the
  * server checks timeouts hz times a second) without counting as a
@@ -229,8 +223,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	int failures = 0, first = 1;
 	enum lock_result res;
 
-	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ? WAIT_QUEUE_MS : 0;
-	l->mark_ms = wait != 0 ? WAIT_QUEUE_MS : 0;
+	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ? PROTO_WAIT_MARK_MS : 0;
+	l->mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	l->woken = 0;
 	for (;;) {
 		int64_t left, ms;

@@ -334,6 +334,20 @@ waiter_conns_not_one() {
 	assert_equal "$(cmdstat info "$s")" 0
 }
 
+# lock_and_record_pttl NAME: the PTTLs of redlock:NAME and of its
+# holder's record, read at one instant (MULTI).
+lock_and_record_pttl() {
+	SNAP_SOCK=$REDIS_SOCK /usr/bin/python3 - "$1" <<'EOF'
+import os, sys, redis
+r = redis.Redis(unix_socket_path=os.environ["SNAP_SOCK"])
+k = b"redlock:" + sys.argv[1].encode()
+p = r.pipeline(transaction=True)
+p.pttl(k)
+p.pttl(b"{" + k + b"}\0holder")
+print(*p.execute())
+EOF
+}
+
 @test "renewals extend the holder's record only every few times, and the record outlives the lock while it is held" {
 	local d=$BATS_TEST_TMPDIR i k r s renewals pexpires
 	bg_start h "$RL" -t 600ms recorded sh -c ': >"$1"; i=0
@@ -344,8 +358,7 @@ waiter_conns_not_one() {
 	# About 3 s of renewals every 200 ms; at every look the record lives
 	# at least as long as the lock.
 	for ((i = 0; i < 30; i++)); do
-		k=$(rcli PTTL redlock:recorded)
-		r=$(raw_key PTTL recorded holder)
+		read -r k r < <(lock_and_record_pttl recorded)
 		((k > 0 && r >= k)) || fail "lock PTTL $k, record PTTL $r"
 		s=$(rcli INFO commandstats)
 		(($(cmdstat evalsha "$s") >= 12)) && break
