@@ -26,7 +26,7 @@
 #   G5  one renewal: commandstats and server CPU over a window in which
 #       20 holders with -t 300ms renew and nothing else happens; beside
 #       them 20 lockfloor holders extending with a check-and-PEXPIRE
-#       script every 100 ms, on a server of their own
+#       script every 100 ms; each kind on a fresh server of its own
 #
 # Server CPU is read from /proc/PID: utime+stime (as the issue asks,
 # 1/CLK_TCK resolution) and the tasks' schedstat run time (ns), with
@@ -437,18 +437,20 @@ per_call() {
 bench_g5() {
 	local i fifo="$TMP/g5.fifo" held s0 s1 g0 g1 r0 r1 f0 f1 w0 w1 floors=()
 	mkfifo "$fifo"
-	rcli "$GA_PORT" CONFIG RESETSTAT >/dev/null
+	# Two fresh servers, one for each kind of holder, so that neither
+	# carries what G1-G4 did to the other servers.
+	start_redis GR
 	start_redis GF
 	SHA_F=$(rcli "$GF_PORT" SCRIPT LOAD "$EXT")
 	log "G5: $RENEWERS holders renewing every 100 ms (-t 300ms)"
 	for ((i = 0; i < RENEWERS; i++)); do
 		# shellcheck disable=SC2016 # expanded by sh
-		"$REDLOCK" -u "redis://127.0.0.1:$GA_PORT" -t 300ms "renew-$i" \
+		"$REDLOCK" -u "redis://127.0.0.1:$GR_PORT" -t 300ms "renew-$i" \
 		    sh -c 'read -r x <"$0"; exit 7' "$fifo" 2>>"$TMP/g5.err" &
 		HOLDERS+=("$!")
 	done
 	for ((i = 0; i < 200; i++)); do
-		held=$(rcli "$GA_PORT" --scan --pattern 'redlock:renew-*' | wc -l)
+		held=$(rcli "$GR_PORT" --scan --pattern 'redlock:renew-*' | wc -l)
 		[ "$held" -ge "$RENEWERS" ] && break
 		sleep 0.1
 	done
@@ -463,15 +465,15 @@ bench_g5() {
 			sleep 0.05
 		done
 	fi
-	r0=$(eval_stats "$GA_PORT") f0=$(eval_stats "$GF_PORT")
-	read -r s0 _ < <(cpu "$GA_PID")
+	r0=$(eval_stats "$GR_PORT") f0=$(eval_stats "$GF_PORT")
+	read -r s0 _ < <(cpu "$GR_PID")
 	read -r g0 _ < <(cpu "$GF_PID")
 	w0=$(now_us)
 	sleep 5
-	read -r s1 _ < <(cpu "$GA_PID")
+	read -r s1 _ < <(cpu "$GR_PID")
 	read -r g1 _ < <(cpu "$GF_PID")
 	w1=$(now_us)
-	r1=$(eval_stats "$GA_PORT") f1=$(eval_stats "$GF_PORT")
+	r1=$(eval_stats "$GR_PORT") f1=$(eval_stats "$GF_PORT")
 	read -r "R[g5_n]" "R[g5_lua]" "R[g5_cpu]" < <(per_call "$r0" "$r1" "$s0" "$s1" $((w1 - w0)))
 	read -r "R[g5_fn]" "R[g5_flua]" "R[g5_fcpu]" < <(per_call "$f0" "$f1" "$g0" "$g1" $((w1 - w0)))
 	release_all "$TMP/g5.status" "$fifo" "${HOLDERS[@]}"
@@ -558,7 +560,7 @@ section() {
 	[ -s "$TMP/g4.py" ] &&
 	    echo "- G4 redis-py Lock per acquire+release: $(awk '{ printf "%s%s %s× %sµs", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TMP/g4.py")."
 	echo "- G5: $RENEWERS holders with \`-t 300ms\` renewing every 100 ms, a 5 s window in which nothing else ran" \
-	    "(holders: ${R[g5_status]}); beside them, on a server of their own, $RENEWERS lockfloor holders" \
+	    "on a fresh server (holders: ${R[g5_status]}); beside them, on another fresh server, $RENEWERS lockfloor holders" \
 	    "extending every 100 ms: ${R[g5_fn]:-0} extensions."
 }
 

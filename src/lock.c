@@ -409,12 +409,19 @@ lock_retake(struct lock *l, struct lock_outcome *o)
 	return lost ? LOCK_BUSY : LOCK_UNAVAILABLE;
 }
 
-/* How long an exclusive holder's record lives from a grant or a
- * refresh (PROTO_RECORD_TTLS TTLs). */
+/* The least time an exclusive holder's record outlives its lease when
+ * a renewal extends it: a TTL, but no less than this, so that with a
+ * short TTL (renewals every ttl/3) the record is not extended every
+ * few renewals; still short against the minute after which nothing of
+ * a name is left. */
+#define RECORD_SLACK_MS 10000
+
+/* How long a renewal that extends an exclusive holder's record makes it
+ * live: the lease and the slack. */
 int64_t
 lock_record_ms(const struct lock *l)
 {
-	return PROTO_RECORD_TTLS * l->ttl;
+	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
 }
 
 /*

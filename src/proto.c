@@ -15,9 +15,10 @@
  *                   after each grant (see below)
  *   base "\0holder" the exclusive holder's record (fence and metadata:
  *                   see LUA_RECORD), a string granted with K's first
- *                   lease, which outlives K by at most
- *                   PROTO_RECORD_TTLS - 1 TTLs: renewals extend it only
- *                   every few times (renew.c)
+ *                   lease; renewals extend it past K's, by at most the
+ *                   longer of a TTL and RECORD_SLACK_MS (lock.c), and
+ *                   only when K's new lease would come near its end
+ *                   (renew.c)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers PROTO_WAKE_LINGER_MS
  *   base "\0waiting" the waiters between two attempts: a sorted set of
@@ -40,8 +41,8 @@
  *                   set that the stop verb keeps, expiring soon after
  *                   the holders' leases; each holder is also marked
  *                   where its renewal looks: an exclusive holder's K
- *                   becomes token .. PROTO_STOP_MARK (its TTL kept), a
- *                   shared holder's hmeta gets TOKEN:stop
+ *                   becomes token .. "\0stop" (its TTL kept: see
+ *                   LUA_UNMARK), a shared holder's hmeta gets TOKEN:stop
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
  * where base puts them in K's Redis Cluster hash slot, for every NAME
@@ -57,12 +58,14 @@
  * writer waits passes the wake-up to the writers' list.
  *
  * What a run costs the server is counted in scripts, in the calls
- * they make and in their arguments (each costs the server about as
- * much again as a small command: bench/results.md, G4 and G5).  So the
- * usual exclusive run is two scripts of three calls each (SET NX, INCR
- * of the counter, SET of the record; GET, DEL, EXISTS of the waiters),
- * and a renewal is GET and PEXPIRE of K, plus PEXPIRE of the record
- * every few renewals.
+ * they make and in their arguments: a script's call costs the server
+ * about what a small command does, an argument about a third of that,
+ * and running a script several times as much (callgrind on
+ * redis-server; bench/results.md, G4 and G5).  So the usual exclusive
+ * run is two scripts of three calls each (SET NX, INCR of the counter,
+ * SET of the record; GET, DEL, EXISTS of the waiters) with six
+ * arguments between them, and a renewal is GET and PEXPIRE of K, plus
+ * PEXPIRE of the record every few renewals.
  *
  * Fences strictly increase on a server although the counter expires: a
  * missing counter is seeded from the server's clock in microseconds,
@@ -75,9 +78,8 @@
  * clock by as much as the servers' clocks differ; such a counter must
  * outlive its last grant by more than that, so a quorum's counters
  * (and shared holds') linger PROTO_FENCE_LINGER_MS after each grant.  (A
- * server clock set back by more than the counter's idle time would
- * break this; so would quorum servers whose clocks differ by more than
- * PROTO_FENCE_LINGER_MS.)
+ * server clock set back, then a reseed, would break this; so would
+ * quorum servers whose clocks differ by more than PROTO_FENCE_LINGER_MS.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.
@@ -296,11 +298,17 @@ static const char acquire_any_lua[] =
  * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
-    LUA_TOKEN_HOLDS
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local r = 1\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v == '\\0shared' then return -2 end\n"
+    "  if not v then return -1 end\n"
+    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n"
+    "  r = 2\n"
+    "end\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "if KEYS[2] then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
-    "if stop then return 2 end\n"
-    "return 1\n";
+    "return r\n";
 
 /*
  * Release if token ARGV[1] holds the lock: delete it with its record,

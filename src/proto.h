@@ -42,12 +42,6 @@ enum script {
     "  return v, false\n" \
     "end\n"
 
-/* How many TTLs an exclusive holder's record lives from its grant or
- * its last refresh: more than one, so that the renewal need not
- * refresh it every time (lock.c), yet it never outlives the lock by
- * more than a TTL. */
-#define PROTO_RECORD_TTLS 2
-
 /* How long a fencing counter outlives its seeding (or, on a quorum, the
  * last grant of its name): long enough that quorum servers' clocks agree
  * better than that, short enough that a name used once leaves nothing
