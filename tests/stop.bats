@@ -84,6 +84,28 @@ FOREVER='i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
 	assert_equal "$BG_STATUS" 137
 }
 
+@test "while a stop is pending the lock stays taken, and status and list show its holder as before" {
+	hold h -t 3s --kill-after 1s name -- "trap '' TERM; $FOREVER"
+	local tok
+	tok=$(rcli GET redlock:name)
+	run -1 redlock stop -w 200ms name
+	# The request is marked in the lock itself, after the token, where
+	# the holder's renewal reads it; the TTL is kept.
+	assert_equal "$(rcli STRLEN redlock:name)" 41
+	assert [ "$(rcli PTTL redlock:name)" -gt 0 ]
+	run -0 redlock status --json name
+	assert_output --partial '"held":true,'
+	assert_output --partial '"host":'
+	run -0 redlock list
+	assert_output --regexp '^name +[0-9.]+s +[^ ]+@[^ ]+ pid [0-9]+ '
+	# Another client cannot take it, nor release it with another token.
+	run -1 redlock -n name true
+	run -1 redlock release name "${tok%?}x"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 137
+	assert key_absent redlock:name
+}
+
 @test "stop with nothing held exits 1 at once" {
 	run -1 --separate-stderr redlock stop name
 	assert_equal "$stderr" "redlock: lock 'name' is not held"
