@@ -71,6 +71,37 @@ holder_user(char *buf, size_t len)
 		snprintf(buf, len, "%ld", (long)geteuid());
 }
 
+/* Each of the fields, preceded by a NUL, at p; returns the end. */
+static char *
+put_fields(char *p, const char *const *field, int n)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(field[i]);
+
+		*p++ = '\0';
+		memcpy(p, field[i], len);
+		p += len;
+	}
+	return p;
+}
+
+/* Build the exclusive holder's record tail in rec (HOLDER_RECORD_MAX
+ * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start" (see LUA_RECORD
+ * in proto.c).  Returns its length. */
+size_t
+holder_record(const struct lock *l, char *rec)
+{
+	const struct lock_meta *m = &l->meta;
+	char ttl[24], pid[24], start[24];
+	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
+	    start };
+
+	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
+	snprintf(pid, sizeof(pid), "%ld", m->pid);
+	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
+	return (size_t)(put_fields(rec, field, 7) - rec);
+}
+
 /* Fill the holder metadata: host, pid, user, now, and the command (-c's
  * STRING or COMMAND's words; empty for the verbs). */
 void

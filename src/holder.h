@@ -7,10 +7,17 @@
 
 #include "lock.h"
 
+/* Room for an exclusive holder's record tail: the token, the TTL, the
+ * metadata (its strings are shorter than struct lock_meta, its numbers
+ * 24 bytes at most) and their separators. */
+#define HOLDER_RECORD_MAX \
+    (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)3 * 24 + 8)
+
 void holder_meta(struct lock_meta *m, const char *shell, char *const *cmd,
     long pid);
 const char *holder_next_token(const char **p, size_t *len);
 int holder_inherited(const char *held, const char *token);
+size_t holder_record(const struct lock *l, char *rec);
 char **holder_env(const struct lock *l);
 
 #endif

@@ -143,48 +143,14 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	return ok;
 }
 
-/* Room for an exclusive holder's record tail: the token, the TTL, the
- * metadata (its strings are shorter than struct lock_meta, its numbers
- * 24 bytes at most) and their separators (see acquire_lua in proto.c). */
-#define RECORD_MAX (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + 3 * 24 + 8)
-
-/* Each of the fields, preceded by a NUL, at p; returns the end. */
-static char *
-put_fields(char *p, const char *const *field, int n)
-{
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(field[i]);
-
-		*p++ = '\0';
-		memcpy(p, field[i], len);
-		p += len;
-	}
-	return p;
-}
-
-/* Build the exclusive holder's record tail in rec (RECORD_MAX bytes):
- * "\0token\0ttl\0host\0pid\0user\0cmd\0start".  Returns its length. */
-static size_t
-record_tail(const struct lock *l, char *rec)
-{
-	const struct lock_meta *m = &l->meta;
-	char ttl[24], pid[24], start[24];
-	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
-	    start };
-
-	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
-	snprintf(pid, sizeof(pid), "%ld", m->pid);
-	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
-	return (size_t)(put_fields(rec, field, 7) - rec);
-}
-
 /* Does l inherit a token (REDLOCK_HELD) that may hold the lock? */
 static int
 inherits(const struct lock *l)
 {
+	const char *p = l->held;
 	size_t w;
 
-	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
+	while (holder_next_token(&p, &w) != NULL)
 		if (w == LOCK_TOKEN_LEN)
 			return 1;
 	return 0;
@@ -192,7 +158,7 @@ inherits(const struct lock *l)
 
 /*
  * The acquire call: the script, the token, our metadata (the exclusive
- * scripts take it as their record's tail, built in rec, of RECORD_MAX
+ * scripts take it as their record's tail, built in rec, of HOLDER_RECORD_MAX
  * bytes; the shared one field by field), how the request waits, and the
  * tokens we inherited (for re-entrance).  The usual request, exclusive
  * on one server, is acquire_lua's, with as few arguments as it needs
@@ -209,7 +175,7 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 		args_script(a, SCRIPT_ACQUIRE, &l->k);
 		args_add(a, l->token, LOCK_TOKEN_LEN);
 		args_num(a, l->ttl);
-		args_add(a, rec, record_tail(l, rec));
+		args_add(a, rec, holder_record(l, rec));
 		wait[0] = l->queued ? 'W' : 'w';
 		memcpy(wait + 1, l->waiter, LOCK_TOKEN_LEN + 1);
 		args_add(a, wait, l->queued || l->mark_ms > 0 ?
@@ -235,7 +201,7 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 	} else {
 		/* A quorum's counters linger after each grant (proto.c). */
 		args_str(a, l->n > 1 ? "1" : "0");
-		args_add(a, rec, record_tail(l, rec));
+		args_add(a, rec, holder_record(l, rec));
 		args_num(a, l->queue_ms);
 		args_str(a, l->waiter);
 		args_str(a, l->queued ? "1" : "0");
@@ -315,7 +281,7 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 {
 	struct conn_req r[l->n];
 	struct args a;
-	char rec[RECORD_MAX], wait[LOCK_TOKEN_LEN + 2];
+	char rec[HOLDER_RECORD_MAX], wait[LOCK_TOKEN_LEN + 2];
 	char inherited[LOCK_TOKEN_LEN + 1] = "";
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
@@ -436,6 +402,9 @@ int
 lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
     int *lost, struct lock_outcome *o)
 {
+	*lost = 0;
+	if (l->n <= 0)
+		return 0;
 	struct conn_req r[l->n];
 	struct args a;
 	int ok = 0, gone = 0;
@@ -531,6 +500,8 @@ static int
 token_op(struct lock *l, enum script s, enum script sh, const char *token,
     long long arg, int brief, int *others, struct lock_outcome *o)
 {
+	if (l->n <= 0)
+		return 0;
 	char done[l->n];
 	int ok, shared = 0;
 
