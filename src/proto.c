@@ -524,7 +524,7 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
-	static const char order[SCRIPT_COUNT][9] = {
+	static const char order[SCRIPT_COUNT][10] = {	/* 9 keys at most */
 		[SCRIPT_ACQUIRE] = "kfmaq", [SCRIPT_ACQUIRE_ANY] = "kfmqha",
 		[SCRIPT_RENEW] = "km", [SCRIPT_RENEW_LEASE] = "k",
 		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
