@@ -461,7 +461,9 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 
 	args_script(&a, s, &l->k);
 	args_str(&a, token);
-	args_num(&a, arg);
+	/* An exclusive release says nothing unless it keeps the lock. */
+	if (s != SCRIPT_RELEASE || arg > 0)
+		args_num(&a, arg);
 	if (s == SCRIPT_RENEW) {
 		args_num(&a, lock_record_ms(l));
 	} else if (s == SCRIPT_SH_RELEASE) {

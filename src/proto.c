@@ -313,14 +313,14 @@ static const char renew_lua[] =
 /*
  * Release if token ARGV[1] holds the lock: delete it with its record,
  * and wake one waiter if any waits (KEYS[4]; the wake list lingers
- * PROTO_WAKE_LINGER_MS); with ARGV[2] > 0 (--min-hold) leave it to
- * expire that much later instead.  KEYS: K, meta, wake, waiting.  Returns 1
- * released, 2 left to expire, 0 held by another token, -2 held shared,
- * -1 free.
+ * PROTO_WAKE_LINGER_MS); given ARGV[2] (--min-hold: ms, always more
+ * than 0) leave it to expire that much later instead.  KEYS: K, meta,
+ * wake, waiting.  Returns 1 released, 2 left to expire, 0 held by another
+ * token, -2 held shared, -1 free.
  */
 static const char release_lua[] =
     LUA_TOKEN_HOLDS
-    "if tonumber(ARGV[2]) > 0 then\n"
+    "if ARGV[2] then\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
     "  return 2\n"
