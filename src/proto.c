@@ -63,7 +63,7 @@
  * and running a script several times as much (callgrind on
  * redis-server; bench/results.md, G4 and G5).  So the usual exclusive
  * run is two scripts of three calls each (SET NX, INCR of the counter,
- * SET of the record; GET, DEL, EXISTS of the waiters) with six
+ * SET of the record; GET, DEL, EXISTS of the waiters) with five
  * arguments between them, and a renewal is GET and PEXPIRE of K, plus
  * PEXPIRE of the record every few renewals.
  *
