@@ -282,7 +282,7 @@ static const char acquire_any_lua[] =
     "if v ~= ARGV[1] then\n" \
     "  if v == '\\0shared' then return -2 end\n" \
     "  if not v then return -1 end\n" \
-    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n" \
+    "  if v ~= ARGV[1] .. " LUA_STOP_MARK " then return 0 end\n" \
     "  stop = true\n" \
     "end\n"
 
@@ -298,17 +298,11 @@ static const char acquire_any_lua[] =
  * token, -2 held shared, -1 free.
  */
 static const char renew_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "local r = 1\n"
-    "if v ~= ARGV[1] then\n"
-    "  if v == '\\0shared' then return -2 end\n"
-    "  if not v then return -1 end\n"
-    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n"
-    "  r = 2\n"
-    "end\n"
+    LUA_TOKEN_HOLDS
     "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "if KEYS[2] then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
-    "return r\n";
+    "if stop then return 2 end\n"
+    "return 1\n";
 
 /*
  * Release if token ARGV[1] holds the lock: delete it with its record,
@@ -389,7 +383,8 @@ static const char inspect_lua[] =
     "return r\n";
 
 static const char *const scripts[SCRIPT_COUNT] = {
-	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua, bump_lua, inspect_lua,
+	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua,
+	bump_lua, inspect_lua,
 	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
 	proto_stop_lua, proto_notify_lua
 };

@@ -31,12 +31,13 @@ enum script {
 /* Lua: the fence in a holder's record m (proto.c), 0 if none. */
 #define LUA_FENCE_OF(m) "(tonumber(string.match(" m " or '', '^(%d+)')) or 0)"
 
-/* Lua: unmark(v) is K's value v without the mark that redlock stop
- * appends to an exclusive holder's token ("\0stop": no token given in
- * argv can hold a NUL byte), and whether it had the mark. */
+/* Lua: the mark that redlock stop appends to an exclusive holder's
+ * token in K (no token given in argv can hold its NUL byte).  unmark(v)
+ * is K's value v without it, and whether it had it. */
+#define LUA_STOP_MARK "'\\0stop'"
 #define LUA_UNMARK \
     "local function unmark(v)\n" \
-    "  if v and string.sub(v, -5) == '\\0stop' then\n" \
+    "  if v and string.sub(v, -5) == " LUA_STOP_MARK " then\n" \
     "    return string.sub(v, 1, -6), true\n" \
     "  end\n" \
     "  return v, false\n" \

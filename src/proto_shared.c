@@ -207,7 +207,7 @@ const char proto_stop_lua[] =
     "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
     "  redis.call('SADD', KEYS[3], v)\n"
     "  if not marked then\n"
-    "    redis.call('SETRANGE', KEYS[1], #v, '\\0stop')\n"
+    "    redis.call('SETRANGE', KEYS[1], #v, " LUA_STOP_MARK ")\n"
     "  end\n"
     "  asked = 1\n"
     "elseif ARGV[1] == '1' and v then\n"

@@ -223,7 +223,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	int failures = 0, first = 1;
 	enum lock_result res;
 
-	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ? PROTO_WAIT_MARK_MS : 0;
+	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
+	    PROTO_WAIT_MARK_MS : 0;
 	l->mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	l->woken = 0;
 	for (;;) {
