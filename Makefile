@@ -125,6 +125,11 @@ fuzz:
 lint:
 	tools/lint.sh
 
+# The suite against a redlock built with a hiredis 1.x source tree
+# (Debian's is 0.14): make hiredis1 HIREDIS_SRC=~/src/hiredis
+hiredis1: test-deps
+	tools/hiredis1.sh "$(HIREDIS_SRC)"
+
 # Speed and memory against flock(1) and other lock tools; see bench/.
 bench: redlock
 	bench/run.sh
@@ -153,5 +158,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint \
+.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint hiredis1 \
 	install uninstall clean
