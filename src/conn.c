@@ -49,6 +49,8 @@ conn_close(struct conn *c)
 	if (c->out != NULL)	/* it may hold AUTH and its password */
 		explicit_bzero(c->out, c->outcap);
 	free(c->out);
+	if (c->ahead_reply != NULL)
+		freeReplyObject(c->ahead_reply);
 	memset(&c->ctx, 0, sizeof(*c) - offsetof(struct conn, ctx));
 }
 
@@ -102,6 +104,35 @@ conn_req_clear(struct conn_req *r, int n)
 		r[i].reply = NULL;
 		r[i].err[0] = '\0';
 	}
+}
+
+/*
+ * Pipelining: queue a command on the open connection c to go out in the
+ * same write as the next conn_exec() request, just ahead of it; the
+ * server answers it first, and its reply is kept for conn_take_ahead()
+ * (a blocking command holds the request back until it is answered:
+ * wait.c).  The request's deadline must allow for both.  Returns 0, or
+ * -1 when c is not open or out of memory.
+ */
+int
+conn_queue_ahead(struct conn *c, int argc, const char **argv,
+    const size_t *len)
+{
+	if (c->ctx == NULL || conn_queue(c, argc, argv, len) < 0)
+		return -1;
+	c->ahead++;
+	return 0;
+}
+
+/* The reply to the command queued ahead, now the caller's (NULL when
+ * it did not come: the connection failed or was closed). */
+redisReply *
+conn_take_ahead(struct conn *c)
+{
+	redisReply *p = c->ahead_reply;
+
+	c->ahead_reply = NULL;
+	return p;
 }
 
 /*

@@ -34,6 +34,9 @@ struct conn {
 	char *out;		/* commands formatted but not yet written */
 	size_t outpos, outlen, outcap;
 	int discard;		/* replies still due to requests we gave up on */
+	int ahead;		/* replies due to commands queued ahead of the
+				 * next request (conn_queue_ahead()) */
+	redisReply *ahead_reply;	/* the last of them: conn_take_ahead() */
 };
 
 /* One command for one connection, and what became of it. */
@@ -59,6 +62,9 @@ int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 int conn_exec_until(struct conn *c, struct conn_req *r, int n,
     int64_t deadline, int intr_fd, conn_settled_fn *settled, const void *arg);
 void conn_req_clear(struct conn_req *r, int n);
+int conn_queue_ahead(struct conn *c, int argc, const char **argv,
+    const size_t *len);
+redisReply *conn_take_ahead(struct conn *c);
 
 /* The transport under conn_exec() (exec.c): connect and queue the
  * preamble, queue a command, move bytes, step a TLS handshake. */

@@ -72,8 +72,8 @@ reply_fatal(const struct conn *c, const struct slot *s, const char *e,
 }
 
 /*
- * Take one reply: a dropped one, the preamble's (AUTH, SELECT) or the
- * caller's.  Returns 0, or -1 after failing the slot (reply_fatal()).
+ * Take one reply: a dropped one, the preamble's (AUTH, SELECT), that of
+ * a command queued ahead (conn_queue_ahead()) or the caller's.  Returns 0, or -1 after failing the slot (reply_fatal()).
  */
 static int
 slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
@@ -97,6 +97,13 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		s->skip--;
 		s->auth = 0;
 		freeReplyObject(p);
+		return 0;
+	}
+	if (c->ahead > 0) {
+		c->ahead--;
+		if (c->ahead_reply != NULL)
+			freeReplyObject(c->ahead_reply);
+		c->ahead_reply = p;
 		return 0;
 	}
 	r->reply = p;
@@ -201,7 +208,8 @@ slots_settle(struct conn *c, struct conn_req *r, struct slot *s, int n)
 	for (int i = 0; i < n; i++) {
 		if (!s[i].busy || !slot_sent(&c[i]))
 			continue;
-		c[i].discard += s[i].skip + 1;
+		c[i].discard += s[i].skip + c[i].ahead + 1;
+		c[i].ahead = 0;
 		s[i].busy = 0;
 		snprintf(r[i].err, sizeof(r[i].err), "%s: no reply needed",
 		    c[i].name);

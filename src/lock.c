@@ -274,10 +274,12 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
  * !fresh (then l->token again).  On LOCK_HELD, l's grant (token, fence,
  * sent_at) describes it; on anything short of a quorum the token is
  * removed from every server again (a server that timed out may still
- * have granted it).
+ * have granted it).  The replies may take ahead_ms longer than usual:
+ * a command queued ahead of the attempt is answered first.
  */
 static enum lock_result
-try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
+try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
+    int64_t ahead_ms)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -302,8 +304,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 	o->hold_ms = 0;
 	l->fence = 0;
 	l->sent_at = clock_ms();
-	rc = quorum_exec(l->conns, l->n, &a, r, l->sent_at + l->op_timeout,
-	    intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
+	rc = quorum_exec(l->conns, l->n, &a, r,
+	    l->sent_at + l->op_timeout + ahead_ms, intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took
@@ -344,7 +346,21 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh)
 enum lock_result
 lock_try(struct lock *l, struct lock_outcome *o, int intr_fd)
 {
-	return try_token(l, o, intr_fd, 1);
+	return try_token(l, o, intr_fd, 1, 0);
+}
+
+/*
+ * lock_try() for an attempt that goes out right behind a command
+ * already queued ahead of it (conn_queue_ahead()), which may take up
+ * to ahead_ms to answer: wait.c's BLPOP, so that the server runs the
+ * attempt the moment the wait ends.  The lease counts from when both
+ * were sent, so the wait eats into it: keep ahead_ms well under the TTL.
+ */
+enum lock_result
+lock_try_behind(struct lock *l, int64_t ahead_ms, struct lock_outcome *o,
+    int intr_fd)
+{
+	return try_token(l, o, intr_fd, 1, ahead_ms);
 }
 
 /*
@@ -361,7 +377,7 @@ lock_retake(struct lock *l, struct lock_outcome *o)
 	    &lost, o);
 
 	if (ok < l->quorum && lost) {
-		enum lock_result res = try_token(l, o, -1, 0);
+		enum lock_result res = try_token(l, o, -1, 0, 0);
 		if (res != LOCK_HELD)
 			return res;
 		sent = clock_ms();

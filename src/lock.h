@@ -77,6 +77,8 @@ void lock_free(struct lock *l);
 int64_t lock_lease_end(const struct lock *l, int64_t sent);
 enum lock_result lock_try(struct lock *l, struct lock_outcome *o,
     int intr_fd);
+enum lock_result lock_try_behind(struct lock *l, int64_t ahead_ms,
+    struct lock_outcome *o, int intr_fd);
 enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
 int64_t lock_record_ms(const struct lock *l);
 int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,

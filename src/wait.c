@@ -49,6 +49,11 @@
  * failure. */
 #define WAIT_BLOCK_SLACK_MS 1000
 
+/* The next attempt rides behind a wait (wake_and_try()) only when the
+ * wait is at most this fraction of the TTL: the attempt's lease counts
+ * from when both were sent, so the wait eats into it. */
+#define WAIT_AHEAD_TTL_DIV 4
+
 /* Sleep until t (clock_ms), or return -1 at once if interrupted. */
 static int
 nap_until(int64_t t, int intr_fd)
@@ -90,6 +95,19 @@ refused(const redisReply *p)
 	return 0;
 }
 
+/* a = BLPOP key[0..nkeys) with a timeout of ms; t (32 bytes) holds the
+ * timeout's text. */
+static void
+blpop_args(struct args *a, const char *const *key, const size_t *len,
+    int nkeys, int64_t ms, char *t)
+{
+	snprintf(t, 32, "%.3f", (double)(ms < 1 ? 1 : ms) / 1000);
+	args_str(a, "BLPOP");
+	for (int i = 0; i < nkeys; i++)
+		args_add(a, key[i], len[i]);
+	args_str(a, t);
+}
+
 /*
  * Block on the lists key[0..nkeys) of every server at once (BLPOP), at
  * most ms and never past `hard` (the -w deadline, or -1); the first
@@ -118,11 +136,7 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	deadline = until + l->op_timeout + WAIT_BLOCK_SLACK_MS;
 	if (hard >= 0 && deadline > hard)
 		deadline = hard;
-	snprintf(t, sizeof(t), "%.3f", (double)ms / 1000);
-	args_str(&a, "BLPOP");
-	for (int i = 0; i < nkeys; i++)
-		args_add(&a, key[i], len[i]);
-	args_str(&a, t);
+	blpop_args(&a, key, len, nkeys, ms, t);
 	rc = quorum_exec(l->conns, l->n, &a, r, deadline, intr_fd, any_reply,
 	    NULL, NULL, 0);
 	l->woken = 0;
@@ -148,18 +162,86 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	return nap_until(until, intr_fd) < 0 ? -1 : 1;
 }
 
-/* Sleep until the lock may have become free: see wait_lists().  An
- * exclusive waiter on one server also hears the writers' list. */
+/* The lists a waiter blocks on: the lock's wake list and, for an
+ * exclusive waiter on one server, the writers' list first.  Returns
+ * how many. */
+static int
+wake_keys(const struct lock *l, const char *key[2], size_t len[2])
+{
+	int n = 0;
+
+	if (!l->shared && l->n == 1) {
+		key[n] = l->k.xwake;
+		len[n++] = l->k.xwakelen;
+	}
+	key[n] = l->k.wake;
+	len[n++] = l->k.wakelen;
+	return n;
+}
+
+/* Sleep until the lock may have become free: see wait_lists(). */
 static int
 wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
-	const char *key[2] = { l->k.xwake, l->k.wake };
-	size_t len[2] = { l->k.xwakelen, l->k.wakelen };
+	const char *key[2];
+	size_t len[2];
+	int n = wake_keys(l, key, len);
 
-	if (!l->shared && l->n == 1)
-		return wait_lists(l, key, len, 2, ms, hard, intr_fd, o);
-	return wait_lists(l, key + 1, len + 1, 1, ms, hard, intr_fd, o);
+	return wait_lists(l, key, len, n, ms, hard, intr_fd, o);
+}
+
+/*
+ * Can the next attempt ride behind a wait of ms (wake_and_try())?  One
+ * server (a quorum's servers would each run it at another time), an
+ * exclusive request (a shared one is told whether it was woken), its
+ * connection open, a wait short against the TTL, and not the last wait
+ * before the -w deadline (left ms away, -1: none), which ends with an
+ * attempt of its own.
+ */
+static int
+may_ride(const struct lock *l, int64_t ms, int64_t left)
+{
+	return l->n == 1 && !l->shared && l->conns[0].ctx != NULL &&
+	    ms * WAIT_AHEAD_TTL_DIV <= l->ttl && (left < 0 || ms < left);
+}
+
+/*
+ * Sleep as wait_wake() does and make the next attempt in the same round
+ * trip: the attempt goes out queued behind the BLPOP, so the server runs
+ * it as soon as a release wakes us or the wait times out, without
+ * waiting for us to hear of it and ask.  See may_ride() for when.
+ * Returns the attempt's result; *refusal is set when the server would
+ * not let us block (refused()), with o->err saying why unless the
+ * attempt took the lock.
+ */
+static enum lock_result
+wake_and_try(struct lock *l, int64_t ms, int intr_fd,
+    struct lock_outcome *o, int *refusal)
+{
+	struct args a = { .script = -1 };
+	struct conn_req note = { 0 };
+	const char *key[2];
+	size_t len[2];
+	char t[32];
+	enum lock_result res;
+	int nkeys = wake_keys(l, key, len);
+
+	blpop_args(&a, key, len, nkeys, ms, t);
+	if (conn_queue_ahead(&l->conns[0], a.argc, a.argv, a.len) < 0) {
+		*refusal = 0;
+		snprintf(o->err, sizeof(o->err), "out of memory");
+		return LOCK_UNAVAILABLE;
+	}
+	res = lock_try_behind(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
+	note.reply = conn_take_ahead(&l->conns[0]);
+	*refusal = refused(note.reply);
+	if (*refusal && res != LOCK_HELD) {
+		o->err[0] = '\0';
+		quorum_note(&l->conns[0], &note, o->err, sizeof(o->err));
+	}
+	conn_req_clear(&note, 1);
+	return res;
 }
 
 /* redlock stop: sleep until a stopped holder says it released; see
@@ -220,8 +302,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 {
 	int64_t start = clock_ms(), since = 0;
 	int64_t until = wait < 0 ? -1 : start + wait;
-	int failures = 0, first = 1;
-	enum lock_result res;
+	int failures = 0, first = 1, tried = 0, refusal;
+	enum lock_result res = LOCK_BUSY;
 
 	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
@@ -231,7 +313,9 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 		int64_t left, ms;
 		int rc;
 
-		res = lock_try(l, o, intr_fd);
+		if (!tried)
+			res = lock_try(l, o, intr_fd);
+		tried = 0;
 		if (first ? final_first(res, o, wait, clock_ms() - start) :
 		    final_later(res))
 			break;
@@ -255,6 +339,15 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			    failover_patience(l))
 				break;
 			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
+		}
+		if (res == LOCK_BUSY && may_ride(l, ms, left)) {
+			res = wake_and_try(l, ms, intr_fd, o, &refusal);
+			if (refusal && res != LOCK_HELD) {
+				res = LOCK_UNAVAILABLE;
+				break;
+			}
+			tried = 1;
+			continue;
 		}
 		rc = wait_wake(l, ms, until, intr_fd, o);
 		if (rc < 0 || rc == 2) {

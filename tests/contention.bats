@@ -70,3 +70,44 @@ fi
 	done
 	assert_equal "$ok $busy" '1 7'
 }
+
+# A blocked waiter's connection: in BLPOP (flags b) with bytes left in
+# its query buffer, its next attempt.
+attempt_queued() {
+	rcli CLIENT LIST | grep -Eq 'flags=[a-zA-Z]*b[a-zA-Z]* .*qbuf=[1-9][0-9]* .*cmd=blpop'
+}
+
+@test "a waiter blocks with its next attempt queued behind its BLPOP, and the holder's release hands it the lock" {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h -t 10s ride
+	bg_start w "$RL" -t 10s ride sh -c 'echo "$REDLOCK_FENCE" >"$1"' sh "$d/w.fence"
+	wait_until -t 10 attempt_queued ||
+		fail "no blocked waiter with an attempt queued: $(rcli CLIENT LIST)"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	bg_wait w 10
+	assert_equal "$BG_STATUS" 0
+	[[ -s $d/w.fence ]] || fail "the waiter's command did not run: $(bg_err w)"
+	assert key_absent redlock:ride
+}
+
+@test "waiters interrupted as the lock is released never keep it: it is free at once" {
+	local i d=$BATS_TEST_TMPDIR
+	for ((i = 0; i < 6; i++)); do
+		hold_lock h -t 60s ride
+		bg_start w "$RL" -t 60s ride true
+		wait_until -t 10 attempt_queued || fail "round $i: the waiter does not block: $(rcli CLIENT LIST)"
+		# Either order: the attempt queued behind the BLPOP may run
+		# just before the connection closes; the waiter gives it back.
+		if ((i % 2)); then
+			: >"$d/h.release"
+			kill -INT "$(bg_pid w)"
+		else
+			kill -INT "$(bg_pid w)"
+			: >"$d/h.release"
+		fi
+		bg_wait h 20 && bg_wait w 20 || fail "round $i: a process hangs"
+		wait_until -t 5 key_absent redlock:ride ||
+			fail "round $i: the lock stays taken by $(rcli GET redlock:ride)"
+	done
+}
