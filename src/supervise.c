@@ -125,7 +125,7 @@ due_guard(struct run *r, int64_t now)
 static int64_t
 due_renewal(struct run *r, int64_t now)
 {
-	if (r->renew_at == 0)
+	if (r->renew_at == 0 || r->renew != NULL)
 		return INT64_MAX;
 	if (now < r->renew_at)
 		return r->renew_at;
@@ -259,6 +259,10 @@ resume(struct run *r)
 		asked_to_stop(r, clock_ms());
 	last = renew_stop(r->renew);
 	r->renew = NULL;
+	/* From here the thread runs again, or the lock is lost: either way
+	 * a first renewal still due must not start a second thread on the
+	 * same connections. */
+	r->renew_at = 0;
 	if (last > r->lock->sent_at)
 		r->lock->sent_at = last;
 	if (r->held && !r->lost) {

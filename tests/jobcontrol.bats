@@ -333,6 +333,31 @@ TICKING='echo $$ >"$D/c.pid"; echo "$REDLOCK_TOKEN" >"$D/c.token"; i=0; while [ 
 	assert_equal "$(rcli GET redlock:jx)" "$other"
 }
 
+# threads_over N PID: PID has more than N threads.
+threads_over() {
+	local t
+	t=$(find "/proc/$2/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	((t > $1))
+}
+
+@test "a job suspended before its first renewal renews from one thread after fg, not two" {
+	rm -f "$D"/{ticks,c.pid,rc}
+	# The first renewal is due 2 s after the start: suspended and
+	# continued before that, redlock must not start a second renewal
+	# thread then (two threads on one connection corrupt it).
+	tm_type "redlock -t 6s jz sh -c '$TICKING'"
+	wait_until -t 10 test -s "$D/c.pid"
+	CHILD=$(cat "$D/c.pid")
+	TOOL_PID=$(stat_field "$CHILD" 2)
+	suspend_job
+	tm_type 'fg; echo "rc=$?" >"$D/rc"'
+	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
+	stays_false -t 3 threads_over 2 "$TOOL_PID"
+	: >"$D/go"
+	rc_is 0
+	assert key_absent redlock:jz
+}
+
 @test "a suspended job whose lease lapsed with nobody taking the lock: on fg it holds the lock again with its token and exits 0" {
 	rm -f "$D"/{ticks,c.pid,rc}
 	tm_type "redlock -t 1s jy sh -c '$TICKING'"
