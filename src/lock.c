@@ -342,22 +342,15 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	return v == VERDICT_NONE ? LOCK_UNAVAILABLE : LOCK_BUSY;
 }
 
-/* One attempt with a fresh token: see try_token(). */
-enum lock_result
-lock_try(struct lock *l, struct lock_outcome *o, int intr_fd)
-{
-	return try_token(l, o, intr_fd, 1, 0);
-}
-
 /*
- * lock_try() for an attempt that goes out right behind a command
- * already queued ahead of it (conn_queue_ahead()), which may take up
- * to ahead_ms to answer: wait.c's BLPOP, so that the server runs the
- * attempt the moment the wait ends.  The lease counts from when both
- * were sent, so the wait eats into it: keep ahead_ms well under the TTL.
+ * One attempt with a fresh token: see try_token().  ahead_ms > 0: it
+ * goes out behind a command queued ahead of it (conn_queue_ahead())
+ * that may take that long to answer, wait.c's BLPOP, so that the server
+ * makes the attempt the moment the wait ends.  Its lease counts from
+ * when both were sent: keep ahead_ms well under the TTL.
  */
 enum lock_result
-lock_try_behind(struct lock *l, int64_t ahead_ms, struct lock_outcome *o,
+lock_try(struct lock *l, int64_t ahead_ms, struct lock_outcome *o,
     int intr_fd)
 {
 	return try_token(l, o, intr_fd, 1, ahead_ms);

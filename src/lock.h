@@ -75,9 +75,7 @@ int lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
     const char *name, int64_t ttl);
 void lock_free(struct lock *l);
 int64_t lock_lease_end(const struct lock *l, int64_t sent);
-enum lock_result lock_try(struct lock *l, struct lock_outcome *o,
-    int intr_fd);
-enum lock_result lock_try_behind(struct lock *l, int64_t ahead_ms,
+enum lock_result lock_try(struct lock *l, int64_t ahead_ms,
     struct lock_outcome *o, int intr_fd);
 enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
 int64_t lock_record_ms(const struct lock *l);

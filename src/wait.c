@@ -233,7 +233,7 @@ wake_and_try(struct lock *l, int64_t ms, int intr_fd,
 		snprintf(o->err, sizeof(o->err), "out of memory");
 		return LOCK_UNAVAILABLE;
 	}
-	res = lock_try_behind(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
+	res = lock_try(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
 	note.reply = conn_take_ahead(&l->conns[0]);
 	*refusal = refused(note.reply);
 	if (*refusal && res != LOCK_HELD) {
@@ -314,7 +314,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 		int rc;
 
 		if (!tried)
-			res = lock_try(l, o, intr_fd);
+			res = lock_try(l, 0, o, intr_fd);
 		tried = 0;
 		if (first ? final_first(res, o, wait, clock_ms() - start) :
 		    final_later(res))
