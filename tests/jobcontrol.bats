@@ -310,13 +310,26 @@ reads_tty_in_background() {
 # A command that appends a line to $D/ticks every 50 ms until $D/go.
 TICKING='echo $$ >"$D/c.pid"; echo "$REDLOCK_TOKEN" >"$D/c.token"; i=0; while [ ! -e "$D/go" ] && [ $i -lt 600 ]; do echo $i >>"$D/ticks"; sleep 0.05; i=$((i+1)); done; echo finished >"$D/finished"'
 
-@test "a suspended job whose lease lapsed and was taken by another holder: on fg the command ends without running again and redlock exits 75" {
+# start_ticking TTL NAME: types `redlock -t TTL NAME` running $TICKING
+# and returns once the command runs; sets CHILD and TOOL_PID.
+start_ticking() {
 	rm -f "$D"/{ticks,c.pid,rc}
-	tm_type "redlock -t 1s jx sh -c '$TICKING'"
+	tm_type "redlock -t $1 $2 sh -c '$TICKING'"
 	wait_until -t 10 test -s "$D/c.pid"
-	wait_until -t 5 test -s "$D/ticks"
 	CHILD=$(cat "$D/c.pid")
 	TOOL_PID=$(stat_field "$CHILD" 2)
+}
+
+# fg_running: types fg (its status goes to $D/rc) and waits until the
+# command runs again.
+fg_running() {
+	tm_type 'fg; echo "rc=$?" >"$D/rc"'
+	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
+}
+
+@test "a suspended job whose lease lapsed and was taken by another holder: on fg the command ends without running again and redlock exits 75" {
+	start_ticking 1s jx
+	wait_until -t 5 test -s "$D/ticks"
 	suspend_job
 	# Suspended, redlock renews nothing: the key expires, another holder
 	# takes the lock.
@@ -341,17 +354,12 @@ threads_over() {
 }
 
 @test "a job suspended before its first renewal renews from one thread after fg, not two" {
-	rm -f "$D"/{ticks,c.pid,rc}
 	# The first renewal is due 2 s after the start: suspended and
 	# continued before that, redlock must not start a second renewal
 	# thread then (two threads on one connection corrupt it).
-	tm_type "redlock -t 6s jz sh -c '$TICKING'"
-	wait_until -t 10 test -s "$D/c.pid"
-	CHILD=$(cat "$D/c.pid")
-	TOOL_PID=$(stat_field "$CHILD" 2)
+	start_ticking 6s jz
 	suspend_job
-	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
+	fg_running
 	stays_false -t 3 threads_over 2 "$TOOL_PID"
 	: >"$D/go"
 	rc_is 0
@@ -359,17 +367,12 @@ threads_over() {
 }
 
 @test "a suspended job whose lease lapsed with nobody taking the lock: on fg it holds the lock again with its token and exits 0" {
-	rm -f "$D"/{ticks,c.pid,rc}
-	tm_type "redlock -t 1s jy sh -c '$TICKING'"
-	wait_until -t 10 test -s "$D/c.pid"
-	CHILD=$(cat "$D/c.pid")
-	TOOL_PID=$(stat_field "$CHILD" 2)
+	start_ticking 1s jy
 	local token
 	token=$(cat "$D/c.token")
 	suspend_job
 	wait_for_no_key redlock:jy 10
-	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
+	fg_running
 	wait_until -t 5 eval '[[ $(rcli GET redlock:jy) == "$token" ]]' ||
 		fail "after fg the lock is not held with the job's token: '$(rcli GET redlock:jy)'"
 	# Held for longer than the TTL again: renewed.
