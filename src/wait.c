@@ -195,15 +195,17 @@ wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
  * Can the next attempt ride behind a wait of ms (wake_and_try())?  One
  * server (a quorum's servers would each run it at another time), an
  * exclusive request (a shared one is told whether it was woken), its
- * connection open, a wait short against the TTL, and not the last wait
- * before the -w deadline (left ms away, -1: none), which ends with an
- * attempt of its own.
+ * connection open, and a wait short against the TTL that ends well
+ * before the -w deadline (left ms away, -1: none): the server may
+ * answer a BLPOP's timeout late (WAIT_BLOCK_SLACK_MS), and the last
+ * stretch must end on time, cut off by us, as wait_lists() does.
  */
 static int
 may_ride(const struct lock *l, int64_t ms, int64_t left)
 {
 	return l->n == 1 && !l->shared && l->conns[0].ctx != NULL &&
-	    ms * WAIT_AHEAD_TTL_DIV <= l->ttl && (left < 0 || ms < left);
+	    ms * WAIT_AHEAD_TTL_DIV <= l->ttl &&
+	    (left < 0 || ms + WAIT_BLOCK_SLACK_MS < left);
 }
 
 /*

@@ -71,6 +71,16 @@ assert_wait_precise() {
 	assert_wait_precise 250
 }
 
+# Long enough for the first waits to carry the next attempt with them
+# (wait.c, may_ride()); the last stretch must still end on time.
+@test "-w 700ms against a held lock gives up between 700 and 710 ms (start-up not counted)" {
+	assert_wait_precise 700
+}
+
+@test "-w 1500ms against a held lock gives up between 1500 and 1510 ms (start-up not counted)" {
+	assert_wait_precise 1500
+}
+
 @test "-w 100ms over TCP gives up between 100 and 110 ms too" {
 	start_redis tcp --tcp
 	local u
