@@ -73,7 +73,8 @@ reply_fatal(const struct conn *c, const struct slot *s, const char *e,
 
 /*
  * Take one reply: a dropped one, the preamble's (AUTH, SELECT), that of
- * a command queued ahead (conn_queue_ahead()) or the caller's.  Returns 0, or -1 after failing the slot (reply_fatal()).
+ * a command queued ahead (conn_queue_ahead()) or the caller's.  Returns
+ * 0, or -1 after failing the slot (reply_fatal()).
  */
 static int
 slot_reply(struct conn *c, struct conn_req *r, struct slot *s,

@@ -274,8 +274,7 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
  * !fresh (then l->token again).  On LOCK_HELD, l's grant (token, fence,
  * sent_at) describes it; on anything short of a quorum the token is
  * removed from every server again (a server that timed out may still
- * have granted it).  The replies may take ahead_ms longer than usual:
- * a command queued ahead of the attempt is answered first.
+ * have granted it).  ahead_ms: see lock_try().
  */
 static enum lock_result
 try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
@@ -305,7 +304,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	l->fence = 0;
 	l->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r,
-	    l->sent_at + l->op_timeout + ahead_ms, intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
+	    l->sent_at + l->op_timeout + ahead_ms, intr_fd, acquire_settled,
+	    NULL, o->err, sizeof(o->err));
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took
