@@ -51,7 +51,9 @@ EOF
 # The warnings are errors here: the 1.x headers must not bring any.
 PKG_CONFIG_PATH=$out/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
 	CFLAGS='-O2 -g -Werror' tools/build-variant.sh hiredis1
-if ! nm "build/hiredis1/redlock" | grep -q hiredisAllocFns; then
+# (grep reads all of nm's output: -q would stop early, and pipefail
+# would then take nm's SIGPIPE for a failure.)
+if ! nm "build/hiredis1/redlock" | grep hiredisAllocFns >/dev/null; then
 	echo "hiredis1.sh: build/hiredis1/redlock did not link hiredis 1.x" >&2
 	exit 1
 fi
