@@ -125,7 +125,7 @@ due_guard(struct run *r, int64_t now)
 static int64_t
 due_renewal(struct run *r, int64_t now)
 {
-	if (r->renew_at == 0 || r->renew != NULL)
+	if (r->renew_at == 0)
 		return INT64_MAX;
 	if (now < r->renew_at)
 		return r->renew_at;

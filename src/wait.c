@@ -95,13 +95,13 @@ refused(const redisReply *p)
 	return 0;
 }
 
-/* a = BLPOP key[0..nkeys) with a timeout of ms; t (32 bytes) holds the
- * timeout's text. */
+/* a = BLPOP key[0..nkeys) with a timeout of ms (at least 1); t (32
+ * bytes) holds the timeout's text. */
 static void
 blpop_args(struct args *a, const char *const *key, const size_t *len,
     int nkeys, int64_t ms, char *t)
 {
-	snprintf(t, 32, "%.3f", (double)(ms < 1 ? 1 : ms) / 1000);
+	snprintf(t, 32, "%.3f", (double)ms / 1000);
 	args_str(a, "BLPOP");
 	for (int i = 0; i < nkeys; i++)
 		args_add(a, key[i], len[i]);
@@ -213,13 +213,13 @@ may_ride(const struct lock *l, int64_t ms, int64_t left)
  * trip: the attempt goes out queued behind the BLPOP, so the server runs
  * it as soon as a release wakes us or the wait times out, without
  * waiting for us to hear of it and ask.  See may_ride() for when.
- * Returns the attempt's result; *refusal is set when the server would
- * not let us block (refused()), with o->err saying why unless the
- * attempt took the lock.
+ * Returns the attempt's result, or LOCK_UNAVAILABLE with *refused set
+ * and o->err saying why when the server would not let us block
+ * (refused()) and the attempt did not take the lock either.
  */
 static enum lock_result
 wake_and_try(struct lock *l, int64_t ms, int intr_fd,
-    struct lock_outcome *o, int *refusal)
+    struct lock_outcome *o, int *refused_out)
 {
 	struct args a = { .script = -1 };
 	struct conn_req note = { 0 };
@@ -230,15 +230,16 @@ wake_and_try(struct lock *l, int64_t ms, int intr_fd,
 	int nkeys = wake_keys(l, key, len);
 
 	blpop_args(&a, key, len, nkeys, ms, t);
+	*refused_out = 0;
 	if (conn_queue_ahead(&l->conns[0], a.argc, a.argv, a.len) < 0) {
-		*refusal = 0;
 		snprintf(o->err, sizeof(o->err), "out of memory");
 		return LOCK_UNAVAILABLE;
 	}
 	res = lock_try(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
 	note.reply = conn_take_ahead(&l->conns[0]);
-	*refusal = refused(note.reply);
-	if (*refusal && res != LOCK_HELD) {
+	if (refused(note.reply) && res != LOCK_HELD) {
+		*refused_out = 1;
+		res = LOCK_UNAVAILABLE;
 		o->err[0] = '\0';
 		quorum_note(&l->conns[0], &note, o->err, sizeof(o->err));
 	}
@@ -304,20 +305,18 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 {
 	int64_t start = clock_ms(), since = 0;
 	int64_t until = wait < 0 ? -1 : start + wait;
-	int failures = 0, first = 1, tried = 0, refusal;
-	enum lock_result res = LOCK_BUSY;
+	int failures = 0, first = 1, refused;
+	enum lock_result res;
 
 	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
 	l->mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	l->woken = 0;
+	res = lock_try(l, 0, o, intr_fd);
 	for (;;) {
 		int64_t left, ms;
 		int rc;
 
-		if (!tried)
-			res = lock_try(l, 0, o, intr_fd);
-		tried = 0;
 		if (first ? final_first(res, o, wait, clock_ms() - start) :
 		    final_later(res))
 			break;
@@ -343,12 +342,9 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
 		}
 		if (res == LOCK_BUSY && may_ride(l, ms, left)) {
-			res = wake_and_try(l, ms, intr_fd, o, &refusal);
-			if (refusal && res != LOCK_HELD) {
-				res = LOCK_UNAVAILABLE;
+			res = wake_and_try(l, ms, intr_fd, o, &refused);
+			if (refused)
 				break;
-			}
-			tried = 1;
 			continue;
 		}
 		rc = wait_wake(l, ms, until, intr_fd, o);
@@ -358,6 +354,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 		}
 		if (rc > 0 && failures++ == 0)
 			since = clock_ms();
+		res = lock_try(l, 0, o, intr_fd);
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */
 	if (res != LOCK_HELD)
