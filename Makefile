@@ -158,5 +158,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint hiredis1 \
-	install uninstall clean
+.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint \
+	hiredis1 install uninstall clean
