@@ -213,13 +213,13 @@ may_ride(const struct lock *l, int64_t ms, int64_t left)
  * trip: the attempt goes out queued behind the BLPOP, so the server runs
  * it as soon as a release wakes us or the wait times out, without
  * waiting for us to hear of it and ask.  See may_ride() for when.
- * Returns the attempt's result, or LOCK_UNAVAILABLE with *refused set
+ * Returns the attempt's result, or LOCK_UNAVAILABLE with *no_block set
  * and o->err saying why when the server would not let us block
  * (refused()) and the attempt did not take the lock either.
  */
 static enum lock_result
 wake_and_try(struct lock *l, int64_t ms, int intr_fd,
-    struct lock_outcome *o, int *refused_out)
+    struct lock_outcome *o, int *no_block)
 {
 	struct args a = { .script = -1 };
 	struct conn_req note = { 0 };
@@ -230,7 +230,7 @@ wake_and_try(struct lock *l, int64_t ms, int intr_fd,
 	int nkeys = wake_keys(l, key, len);
 
 	blpop_args(&a, key, len, nkeys, ms, t);
-	*refused_out = 0;
+	*no_block = 0;
 	if (conn_queue_ahead(&l->conns[0], a.argc, a.argv, a.len) < 0) {
 		snprintf(o->err, sizeof(o->err), "out of memory");
 		return LOCK_UNAVAILABLE;
@@ -238,7 +238,7 @@ wake_and_try(struct lock *l, int64_t ms, int intr_fd,
 	res = lock_try(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
 	note.reply = conn_take_ahead(&l->conns[0]);
 	if (refused(note.reply) && res != LOCK_HELD) {
-		*refused_out = 1;
+		*no_block = 1;
 		res = LOCK_UNAVAILABLE;
 		o->err[0] = '\0';
 		quorum_note(&l->conns[0], &note, o->err, sizeof(o->err));
@@ -305,7 +305,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 {
 	int64_t start = clock_ms(), since = 0;
 	int64_t until = wait < 0 ? -1 : start + wait;
-	int failures = 0, first = 1, refused;
+	int failures = 0, first = 1, no_block;
 	enum lock_result res;
 
 	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
@@ -342,8 +342,8 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
 		}
 		if (res == LOCK_BUSY && may_ride(l, ms, left)) {
-			res = wake_and_try(l, ms, intr_fd, o, &refused);
-			if (refused)
+			res = wake_and_try(l, ms, intr_fd, o, &no_block);
+			if (no_block)
 				break;
 			continue;
 		}
