@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "exit.h"
 #include "sig.h"
 #include "tree.h"
@@ -57,7 +58,8 @@ in_foreground(void)
  * through a close-on-exec pipe, which also works where vfork is a plain
  * fork (valgrind).  Must be called before any thread exists.  Returns 0
  * when the command runs; -1 when it could not be started, with
- * ch->exec_errno set (the child has been reaped then).
+ * ch->exec_errno set (the child has been reaped then): ETIME when
+ * ch->exec_by had passed.
  */
 int
 child_spawn(struct child *ch, char *const argv[], char *const envp[])
@@ -89,8 +91,14 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(EXIT_NOTFOUND);
-		execvpe(argv[0], argv, envp);
-		err = errno;
+		/* A redlock stopped before the vfork for longer than the
+		 * lease: the guard has come and gone, so start nothing. */
+		if (ch->exec_by != 0 && clock_ms() >= ch->exec_by)
+			err = ETIME;
+		else {
+			execvpe(argv[0], argv, envp);
+			err = errno;
+		}
 		(void)!write(ep[1], &err, sizeof(err));
 		_exit(EXIT_NOTFOUND);
 	}
@@ -120,16 +128,20 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 	return 0;
 }
 
-/* Send sig to the command's process group and to every process of its
- * tree that left the group. */
+/* Send sig once to every process of the command's tree: its process
+ * group, then each process that left the group. */
 void
 child_signal(const struct child *ch, int sig)
 {
+	pid_t sent = ch->pid;
+
 	if (ch->pid <= 0)
 		return;
-	if (kill(-ch->pid, sig) < 0 && errno == ESRCH)
+	/* No group (the command left it): the walk reaches the command. */
+	if (kill(-ch->pid, sig) < 0)
+		sent = 0;
+	if (tree_signal(getpid(), ch->guard, sent, sig) < 0 && sent == 0)
 		kill(ch->pid, sig);
-	tree_signal(getpid(), ch->guard, sig);
 }
 
 /* SIGKILL the whole tree, again while it is still forking. */
@@ -139,7 +151,7 @@ child_kill_tree(const struct child *ch)
 	if (ch->pid > 0)
 		kill(-ch->pid, SIGKILL);
 	for (int i = 0; i < CHILD_KILL_ROUNDS; i++)
-		if (tree_signal(getpid(), ch->guard, SIGKILL) <= 0)
+		if (tree_signal(getpid(), ch->guard, 0, SIGKILL) <= 0)
 			break;
 }
 
@@ -165,7 +177,7 @@ child_tree_alive(const struct child *ch)
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
 	    (long)getpid());
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return tree_signal(getpid(), ch->guard, 0) > 0;
+		return tree_signal(getpid(), ch->guard, 0, 0) > 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';

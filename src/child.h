@@ -10,6 +10,7 @@ struct child {
 	pid_t guard;		/* the guard process, or 0 */
 	int foreground;		/* it was given the terminal */
 	int exec_errno;		/* exec failed with this */
+	int64_t exec_by;	/* clock_ms(): exec only before (0: any time) */
 };
 
 /* What child_reap() saw. */

@@ -4,11 +4,20 @@
  * the command's whole tree when one passes without a newer one, or
  * when the pipe reaches EOF without the stand-down message (redlock
  * died, even by SIGKILL).  So the command never outlives the lock
- * because redlock was killed or stopped.  A lease end of 0 stands down;
- * GUARD_NO_LEASE means "no lease to enforce"; GUARD_SUSPENDED the same
- * while redlock is stopped with its job, whom the guard wakes when a
- * SIGTERM or SIGHUP waits for it (SPEC section 4: such a signal ends a
- * suspended job).
+ * because redlock was killed or stopped.
+ *
+ * It exists before the command does, knowing the first lease end from
+ * the fork, and lives in a process group of its own: a signal to
+ * redlock's group (timeout -s KILL, kill %1, kill -STOP %1) never
+ * reaches it.  The command's pid comes later, as a message; until then
+ * the tree is found below redlock (a stopped redlock's children are
+ * still its children) and by the token the command inherits.
+ *
+ * Messages: a lease end; 0 stands down; GUARD_NO_LEASE means "no lease
+ * to enforce"; GUARD_SUSPENDED the same while redlock is stopped with
+ * its job, whom the guard wakes when a SIGTERM or SIGHUP waits for it
+ * (SPEC section 4: such a signal ends a suspended job); a negative value
+ * is the command's pid, negated.
  */
 #include "guard.h"
 
@@ -53,19 +62,24 @@ term_pending(pid_t pid)
 	return found;
 }
 
-/* Kill the command's tree: its group, its descendants, and, since
- * redlock may be gone and the parent links with it, every process that
- * carries our token. */
+/* Kill the command's tree: its group, its descendants, redlock's other
+ * children while redlock lives (the command before its pid came), and,
+ * since redlock may be gone and the parent links with it, every process
+ * that carries our token. */
 static void
-guard_kill(pid_t command, const char *mark)
+guard_kill(pid_t command, const char *mark, pid_t redlock)
 {
-	kill(-command, SIGKILL);
+	if (command > 0)
+		kill(-command, SIGKILL);
 	for (int i = 0; i < GUARD_KILL_ROUNDS; i++) {
-		int n = tree_signal(command, 0, SIGKILL);
+		int n = command > 0 ? tree_signal(command, 0, 0, SIGKILL) : 0;
 		int m = mark[0] != '\0' ? tree_signal_marked(mark, SIGKILL) : 0;
+		int r = getppid() == redlock ?
+		    tree_signal(redlock, getpid(), 0, SIGKILL) : 0;
 
-		kill(command, SIGKILL);
-		if (n <= 0 && m <= 0)
+		if (command > 0)
+			kill(command, SIGKILL);
+		if (n <= 0 && m <= 0 && r <= 0)
 			break;
 	}
 }
@@ -85,7 +99,9 @@ guard_detach(int fd)
 		fd = 3;
 	}
 	close_range(4, ~0U, 0);
-	/* Signals meant for redlock's process group are not for us. */
+	/* Signals meant for redlock's process group are not for us, nor
+	 * are SIGKILL and SIGSTOP sent to the whole group. */
+	setpgid(0, 0);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -101,11 +117,12 @@ guard_detach(int fd)
 }
 
 static void
-guard_main(int fd, pid_t command, const char *mark, int64_t margin)
+guard_main(int fd, const char *mark, int64_t margin, int64_t end,
+    pid_t redlock)
 {
-	int64_t end = GUARD_NO_LEASE, msg;
 	struct pollfd p = { .events = POLLIN };
-	pid_t redlock = getppid();
+	pid_t command = 0;
+	int64_t msg;
 
 	p.fd = fd = guard_detach(fd);
 	for (;;) {
@@ -128,26 +145,30 @@ guard_main(int fd, pid_t command, const char *mark, int64_t margin)
 		n = read(fd, &msg, sizeof(msg));
 		if (n == (ssize_t)sizeof(msg) && msg == 0)
 			_exit(0);
-		if (n == (ssize_t)sizeof(msg))
+		if (n == (ssize_t)sizeof(msg) && msg < 0)
+			command = (pid_t)-msg;
+		else if (n == (ssize_t)sizeof(msg))
 			end = msg;
 		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 			break;
 	}
-	guard_kill(command, mark);
+	guard_kill(command, mark, redlock);
 	_exit(0);
 }
 
 /*
- * Start the guard for the running command, killing it margin ms before
- * each lease end it is sent; token (or NULL) marks the command's
- * processes.  Call before any thread exists.  Returns
- * 0 with *guard and *fd set, or -1 (the run goes on unguarded, as with
- * flock).
+ * Start the guard before the command: it kills the command's tree
+ * margin ms before each lease end it is sent, the first being `end`
+ * (GUARD_NO_LEASE: none); token (or NULL) marks the command's
+ * processes.  Tell it the command with guard_command().  Call before
+ * any thread exists.  Returns 0 with *guard and *fd set, or -1 (the run
+ * goes on unguarded, as with flock).
  */
 int
-guard_start(pid_t *guard, int *fd, pid_t command, const char *token,
-    int64_t margin)
+guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
+    int64_t end)
 {
+	pid_t redlock = getpid();
 	char mark[80];
 	int gp[2];
 
@@ -168,11 +189,24 @@ guard_start(pid_t *guard, int *fd, pid_t command, const char *token,
 	}
 	if (*guard == 0) {
 		close(gp[1]);
-		guard_main(gp[0], command, mark, margin);
+		guard_main(gp[0], mark, margin, end, redlock);
 	}
+	/* Also from here: no window in which the guard could still be in
+	 * our group. */
+	setpgid(*guard, *guard);
 	close(gp[0]);
 	*fd = gp[1];
 	return 0;
+}
+
+/* Tell the guard the command's pid.  fd -1 does nothing. */
+void
+guard_command(int fd, pid_t command)
+{
+	int64_t msg = -(int64_t)command;
+
+	if (fd >= 0 && command > 0)
+		(void)!write(fd, &msg, sizeof(msg));
 }
 
 /* Tell the guard a new lease end: see the top of this file.

@@ -14,8 +14,9 @@
  * it, which a stopped process would otherwise never act on. */
 #define GUARD_SUSPENDED (INT64_MAX - 1)
 
-int guard_start(pid_t *guard, int *fd, pid_t command, const char *token,
-    int64_t margin);
+int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
+    int64_t end);
+void guard_command(int fd, pid_t command);
 void guard_lease(int fd, int64_t end);
 void guard_stop(int *fd);
 

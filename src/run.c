@@ -15,6 +15,7 @@
 #include "child.h"
 #include "clock.h"
 #include "exit.h"
+#include "guard.h"
 #include "holder.h"
 #include "log.h"
 #include "sig.h"
@@ -48,8 +49,9 @@ finish(const struct run *r)
 		log_info("released lock '%s'", c->name);
 }
 
-/* Start the command with the lock's environment; on failure report it
- * and return its exit status (126 or 127), else 0. */
+/* Start the guard, then the command with the lock's environment; on
+ * failure report it and return its exit status (126 or 127, or 75 when
+ * the lease ran out before the command could start), else 0. */
 static int
 spawn(const struct config *c, struct run *r)
 {
@@ -62,10 +64,19 @@ spawn(const struct config *c, struct run *r)
 		log_error("out of memory");
 		return EXIT_INTERNAL;
 	}
+	supervise_guard(r);
 	rc = child_spawn(&r->child, argv, env);
 	free(env);
-	if (rc == 0)
+	if (rc == 0) {
+		guard_command(r->guard_fd, r->child.pid);
 		return 0;
+	}
+	if (r->child.exec_errno == ETIME) {
+		r->lost = 1;
+		log_error("lock '%s' lost before the command could start "
+		    "(redlock was stopped past the lease)", c->name);
+		return EXIT_LOST;
+	}
 	log_error("cannot run '%s': %s", argv[0], strerror(r->child.exec_errno));
 	return r->child.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }

@@ -1,9 +1,8 @@
 /*
- * supervise.c - the command runs; redlock watches four kinds of
+ * supervise.c - the command runs; redlock watches five kinds of
  * deadline, each in a function of its own that acts when it is due and
  * returns when it next needs looking at:
  *
- *   the guard      started GUARD_DELAY_MS after the command
  *   the renewal    the thread started at the first ttl/3
  *   the lease      loss reported by the thread, or no renewal in time
  *   --max-time     the command ran too long (exit 124)
@@ -28,12 +27,6 @@
 #include "lease.h"
 #include "log.h"
 #include "sig.h"
-
-/* How long a command runs before it gets a guard process: commands
- * that end sooner, the bulk of short cron jobs, do not pay for a fork
- * that would double their overhead.  Until then PR_SET_PDEATHSIG
- * covers the command itself. */
-#define GUARD_DELAY_MS 20
 
 /* How often to look for the rest of the tree once the command itself
  * has exited (its background processes hold the lock, as with flock). */
@@ -98,26 +91,28 @@ lease_ends(struct run *r)
 	    lock_lease_end(r->lock, r->lock->sent_at);
 }
 
-/* Start the guard once due (always before the renewal thread: a fork
- * must come before any thread). */
-static int64_t
-due_guard(struct run *r, int64_t now)
+/*
+ * Start the guard before the command exists (a fork must also come
+ * before any thread), so that no moment of the command's life is
+ * unguarded: from its fork the guard knows the lease, and the command
+ * is exec'd only while the guard's deadline is ahead (child.exec_by).
+ * The command's pid follows with guard_command().
+ */
+void
+supervise_guard(struct run *r)
 {
 	const struct config *c = r->cfg;
+	int enforce = r->held && c->on_lost != ON_LOST_IGNORE;
+	int64_t end = enforce ? lease_ends(r) : GUARD_NO_LEASE;
 
-	if (r->guard_at == 0)
-		return INT64_MAX;
-	if (now < r->guard_at && (r->renew_at == 0 || now < r->renew_at))
-		return r->guard_at;
-	r->guard_at = 0;
-	if (guard_start(&r->child.guard, &r->guard_fd, r->child.pid,
-	    r->held ? r->lock->token : NULL, lease_safety(c->ttl)) < 0) {
+	if (guard_start(&r->child.guard, &r->guard_fd,
+	    r->held ? r->lock->token : NULL, lease_safety(c->ttl), end) < 0) {
 		log_error("cannot start the guard process: %s", strerror(errno));
-		return INT64_MAX;
+		return;
 	}
-	r->lease_fd = r->held && c->on_lost != ON_LOST_IGNORE ? r->guard_fd : -1;
-	guard_lease(r->lease_fd, lease_ends(r));
-	return INT64_MAX;
+	r->lease_fd = enforce ? r->guard_fd : -1;
+	if (enforce)
+		r->child.exec_by = end - lease_safety(c->ttl);
 }
 
 /* Start the renewal thread at the first ttl/3: commands shorter than
@@ -237,7 +232,6 @@ check_deadlines(struct run *r)
 {
 	int64_t now = clock_ms(), next = now + IDLE_MS;
 
-	next = min64(next, due_guard(r, now));
 	next = min64(next, due_renewal(r, now));
 	next = min64(next, due_lease(r, now));
 	next = min64(next, due_max_time(r, now));
@@ -301,11 +295,7 @@ suspend(struct run *r, int status)
 		return;
 	child_signal(&r->child, SIGSTOP);
 	/* The guard wakes us if SIGTERM or SIGHUP comes while we are
-	 * stopped: started now if it was not yet. */
-	if (r->guard_at != 0) {
-		r->guard_at = 1;
-		due_guard(r, clock_ms());
-	}
+	 * stopped. */
 	guard_lease(r->guard_fd, GUARD_SUSPENDED);
 	child_take_terminal(&r->child);
 	sig_stop_self(sig);
@@ -349,7 +339,6 @@ supervise(struct run *r)
 	r->started = clock_ms();
 	r->renew_at = r->held ? r->lock->sent_at +
 	    lease_renew_every(r->lock->ttl) : 0;
-	r->guard_at = r->started + GUARD_DELAY_MS;
 	for (;;) {
 		int64_t next = check_deadlines(r), left = next - clock_ms();
 		int st;

@@ -17,7 +17,6 @@ struct run {
 	int held;		/* ours to renew and release (not re-entrant) */
 	struct renew *renew;	/* while the command runs, once due */
 	int64_t renew_at;	/* when to start renewing; 0: started or none */
-	int64_t guard_at;	/* when to start the guard; 0 once started */
 	int guard_fd;		/* the guard's pipe, or -1 */
 	int lease_fd;		/* where lease ends go (guard_fd or -1) */
 	int64_t started;	/* clock_ms() when the command started */
@@ -31,6 +30,7 @@ struct run {
 
 void supervise_init(struct run *r, const struct config *c, struct lock *l,
     int held);
+void supervise_guard(struct run *r);
 int supervise(struct run *r);
 void supervise_end(struct run *r);
 

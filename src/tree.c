@@ -23,14 +23,16 @@
 #define TREE_MAX 65536
 
 struct proc {
-	pid_t pid, ppid;
+	pid_t pid, ppid, pgrp;
 };
 
-/* The parent of pid from /proc/pid/stat, or -1. */
+/* The parent and process group of pid from /proc/pid/stat; returns the
+ * parent, or -1. */
 static pid_t
-parent_of(const char *pid)
+parent_of(const char *pid, pid_t *pgrp)
 {
 	char path[64], buf[512], *p;
+	pid_t ppid;
 	ssize_t n;
 	int fd;
 
@@ -46,7 +48,9 @@ parent_of(const char *pid)
 	 * at the last ')'. */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] == '\0' || p[2] == '\0')
 		return -1;
-	return (pid_t)strtol(p + 4, NULL, 10);
+	ppid = (pid_t)strtol(p + 4, &p, 10);
+	*pgrp = (pid_t)strtol(p, NULL, 10);
+	return ppid;
 }
 
 /* Read every process's parent into *out; returns the count, or -1. */
@@ -64,10 +68,10 @@ scan(struct proc **out)
 		return -1;
 	}
 	while ((e = readdir(d)) != NULL && n < TREE_MAX) {
-		pid_t pp;
+		pid_t pp, pg = 0;
 
 		if (!isdigit((unsigned char)e->d_name[0]) ||
-		    (pp = parent_of(e->d_name)) < 0)
+		    (pp = parent_of(e->d_name, &pg)) < 0)
 			continue;
 		if (n == cap) {
 			struct proc *w = realloc(v, sizeof(*v) * (size_t)(cap *= 2));
@@ -76,6 +80,7 @@ scan(struct proc **out)
 			v = w;
 		}
 		v[n].pid = (pid_t)strtol(e->d_name, NULL, 10);
+		v[n].pgrp = pg;
 		v[n++].ppid = pp;
 	}
 	closedir(d);
@@ -135,11 +140,13 @@ below(const struct proc *v, int n, char *state, int i, pid_t root,
 
 /*
  * Send sig to every descendant of root except the subtree of `except`
- * (the guard).  Returns how many processes it was sent to, or -1 when
- * /proc could not be read.
+ * (the guard) and the members of process group `sent_pgrp` (0: none),
+ * which the caller has signalled already: a process must not get one
+ * signal twice, or a shell's trap runs twice.  Returns how many
+ * processes it was sent to, or -1 when /proc could not be read.
  */
 int
-tree_signal(pid_t root, pid_t except, int sig)
+tree_signal(pid_t root, pid_t except, pid_t sent_pgrp, int sig)
 {
 	struct proc *v;
 	int n = scan(&v), sent = 0;
@@ -153,7 +160,9 @@ tree_signal(pid_t root, pid_t except, int sig)
 	}
 	qsort(v, (size_t)n, sizeof(*v), by_pid);
 	for (int i = 0; i < n; i++)
-		if (below(v, n, state, i, root, except) && kill(v[i].pid, sig) == 0)
+		if (below(v, n, state, i, root, except) &&
+		    (sent_pgrp == 0 || v[i].pgrp != sent_pgrp) &&
+		    kill(v[i].pid, sig) == 0)
 			sent++;
 	free(state);
 	free(v);

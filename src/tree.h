@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-int tree_signal(pid_t root, pid_t except, int sig);
+int tree_signal(pid_t root, pid_t except, pid_t sent_pgrp, int sig);
 int tree_signal_marked(const char *mark, int sig);
 
 #endif
