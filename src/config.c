@@ -32,6 +32,7 @@ enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
 	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
 	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
+	OPT_LABEL, OPT_STORE_ARGS,
 	OPT_END
 };
 
@@ -69,6 +70,8 @@ static const struct option longopts[] = {
 	{ "sni", required_argument, NULL, OPT_SNI },
 	{ "insecure", no_argument, NULL, OPT_INSECURE },
 	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "store-args", no_argument, NULL, OPT_STORE_ARGS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -89,6 +92,7 @@ static const struct config_env_special env_special[] = {
 	{ OPT_CERT, "REDLOCK_TLS_CERT" },	/* REDLOCK_KEY is the lock's */
 	{ OPT_KEY, "REDLOCK_TLS_KEY" },		/* key in the command's env */
 	{ OPT_TLS, "REDLOCK_TLS" },
+	{ OPT_STORE_ARGS, "REDLOCK_STORE_ARGS" },
 	{ 0, NULL }
 };
 
@@ -182,12 +186,26 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 	case OPT_ENV: c->env = 1; break;
 	case OPT_JSON: c->json = 1; break;
 	case OPT_FENCE: c->fence = 1; break;
+	case OPT_STORE_ARGS: c->store_args = 1; break;
+	case OPT_LABEL: c->label = arg; break;
 	case OPT_TLS: c->tls = 1; break;
 	case OPT_INSECURE: t->insecure = 1; break;
-	case OPT_CACERT: t->cacert = arg; break;
-	case OPT_CACERTDIR: t->cacertdir = arg; break;
-	case OPT_CERT: t->cert = arg; break;
-	case OPT_KEY: t->key = arg; break;
+	case OPT_CACERT:
+		t->cacert = arg;
+		snprintf(t->cacert_by, sizeof(t->cacert_by), "%s", who);
+		break;
+	case OPT_CACERTDIR:
+		t->cacertdir = arg;
+		snprintf(t->cacertdir_by, sizeof(t->cacertdir_by), "%s", who);
+		break;
+	case OPT_CERT:
+		t->cert = arg;
+		snprintf(t->cert_by, sizeof(t->cert_by), "%s", who);
+		break;
+	case OPT_KEY:
+		t->key = arg;
+		snprintf(t->key_by, sizeof(t->key_by), "%s", who);
+		break;
 	case OPT_SNI:
 		if (!url_is_dns_name(arg))
 			return bad(p, "invalid server name for %s: '%s'", who, arg);

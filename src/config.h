@@ -47,6 +47,8 @@ struct config {
 	long limit;		/* --limit N; 0: no limit */
 	const char *prefix;
 	const char *shell;	/* -c STRING */
+	const char *label;	/* --label: shown instead of the command */
+	int store_args;		/* --store-args: the record shows them */
 	const char *name;
 	char **cmd;		/* NULL-terminated, or NULL with -c */
 	const char *token;	/* release, extend */

@@ -69,7 +69,8 @@ env_bool(const char *v)
  * name) that are not marked in seen[code] (given on the command line,
  * which wins) from their variables, through apply().  An empty variable
  * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
- * A variable of an option without a value says 1 or 0.  Returns 0, or
+ * A variable of an option without a value says 1, yes, true or on, or
+ * 0, no, false or off (any case).  Returns 0, or
  * the first error: apply()'s, or CONFIG_USAGE naming the variable.
  */
 int
@@ -91,7 +92,7 @@ config_env_options(const struct option *opts,
 			rc = apply(arg, o->val, v, var);
 		else if ((on = env_bool(v)) < 0) {
 			snprintf(err, errlen, "invalid value for %s: '%s' "
-			    "(1 or 0)", var, v);
+			    "(1, yes, true, on or 0, no, false, off)", var, v);
 			return CONFIG_USAGE;
 		} else if (on)
 			rc = apply(arg, o->val, NULL, var);

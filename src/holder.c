@@ -102,25 +102,42 @@ holder_record(const struct lock *l, char *rec)
 	return (size_t)(put_fields(rec, field, 7) - rec);
 }
 
-/* Fill the holder metadata: host, pid, user, now, and the command (-c's
- * STRING or COMMAND's words; empty for the verbs). */
+/* Fill the holder metadata: host, pid, user and now; no command (the
+ * verbs record none). */
 void
-holder_meta(struct lock_meta *m, const char *shell, char *const *cmd, long pid)
+holder_meta(struct lock_meta *m, long pid)
 {
-	size_t n = 0;
-
 	memset(m, 0, sizeof(*m));
 	if (gethostname(m->host, sizeof(m->host) - 1) != 0)
 		snprintf(m->host, sizeof(m->host), "unknown");
 	m->pid = pid;
 	holder_user(m->user, sizeof(m->user));
 	m->start_ms = clock_wall_ms();
+}
+
+/*
+ * What the record shows of the command (SPEC section 16): anyone who
+ * can read the lock's keys reads it, and arguments carry secrets
+ * (mysqldump -pSECRET), so by default only the command's name: COMMAND
+ * as given, or "sh" for -c STRING.  The label instead when there is
+ * one; every word (or -c's STRING) only with args set (--store-args).
+ */
+void
+holder_command(struct lock_meta *m, const char *label, const char *shell,
+    char *const *cmd, int args)
+{
+	size_t n = 0;
+
+	if (label != NULL || (shell != NULL && !args)) {
+		snprintf(m->cmd, sizeof(m->cmd), "%s", label ? label : "sh");
+		return;
+	}
 	if (shell != NULL)
 		snprintf(m->cmd, sizeof(m->cmd), "%s", shell);
 	for (char *const *a = cmd; a != NULL && *a != NULL; a++) {
 		int w = snprintf(m->cmd + n, sizeof(m->cmd) - n, "%s%s",
 		    n ? " " : "", *a);
-		if (w < 0 || (size_t)w >= sizeof(m->cmd) - n)
+		if (w < 0 || (size_t)w >= sizeof(m->cmd) - n || !args)
 			break;
 		n += (size_t)w;
 	}

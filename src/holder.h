@@ -13,8 +13,9 @@
 #define HOLDER_RECORD_MAX \
     (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)3 * 24 + 8)
 
-void holder_meta(struct lock_meta *m, const char *shell, char *const *cmd,
-    long pid);
+void holder_meta(struct lock_meta *m, long pid);
+void holder_command(struct lock_meta *m, const char *label, const char *shell,
+    char *const *cmd, int args);
 const char *holder_next_token(const char **p, size_t *len);
 int holder_inherited(const char *held, const char *token);
 size_t holder_record(const struct lock *l, char *rec);

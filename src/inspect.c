@@ -126,7 +126,11 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 		v[i].held = 1;
 		snprintf(v[i].token, sizeof(v[i].token), "%s", reply_str(p, 0));
 		v[i].pttl = reply_int(p, 1);
-		if (p->elements >= 5) {
+		if (p->elements == 4) {
+			/* Not a lock at all: a value of another type. */
+			snprintf(v[i].type, sizeof(v[i].type), "%s", v[i].token);
+			v[i].token[0] = '\0';
+		} else if (p->elements >= 5) {
 			view_holders(&v[i], p);
 			/* Every lease has ended: nobody holds it any more. */
 			v[i].held = v[i].nholders > 0;

@@ -11,6 +11,7 @@ struct lock_view {
 	int answered;
 	int held;
 	char token[72];		/* the value, as far as it fits */
+	char type[16];		/* not a string: the key's type ("list") */
 	long long pttl;		/* -1: no expiry */
 	int has_meta;
 	struct lock_meta meta;

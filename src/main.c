@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "cluster.h"
 #include "config.h"
@@ -83,20 +84,21 @@ static const char usage_text[] =
 "REDLOCK_SENTINEL_PASSWORD, REDLOCK_SENTINEL_USER.\n"
 "stop asks the holders of NAME to stop as on SIGTERM and waits for them.\n"
 "Exit status: the command's own; 1 (or -E) lock not obtained; 64 usage;\n"
-"69 Redis unavailable; 70 internal error; 75 lock lost; 124 --max-time;\n"
+"69 Redis unavailable; 70 internal error; 74 output not written;\n"
+"75 lock lost; 124 --max-time;\n"
 "126/127 command not executable / not found; 128+N signal N.\n";
 
 /* --help, --version or a usage error: the status to exit with. */
 static int
 no_run(int rc, const char *err)
 {
-	if (rc == CONFIG_HELP) {
-		fputs(usage_text, stdout);
-		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-	}
-	if (rc == CONFIG_VERSION) {
-		puts("redlock " REDLOCK_VERSION);
-		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
+	if (rc == CONFIG_HELP || rc == CONFIG_VERSION) {
+		fputs(rc == CONFIG_HELP ? usage_text :
+		    "redlock " REDLOCK_VERSION "\n", stdout);
+		if (fflush(stdout) == 0 && !ferror(stdout))
+			return 0;
+		log_error("cannot write to stdout: %s", strerror(errno));
+		return EXIT_IOERR;
 	}
 	log_usage("%s", err);
 	return EXIT_USAGE;
@@ -142,6 +144,18 @@ dispatch(const struct config *cfg, int *die_by)
 	return code;
 }
 
+/*
+ * No core dump and no same-user /proc/PID/mem or ptrace: the process
+ * may hold a password (--password-file, $REDLOCK_PASSWORD) and a TLS
+ * key.  The command is exec'd, which makes it an ordinary process
+ * again.
+ */
+static void
+keep_secrets(void)
+{
+	prctl(PR_SET_DUMPABLE, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -149,6 +163,7 @@ main(int argc, char **argv)
 	char err[512];
 	int rc, code, die_by = 0;
 
+	keep_secrets();
 	if (sig_std_fds() < 0)
 		return EXIT_INTERNAL;
 	rc = config_parse(&cfg, argc, argv, err, sizeof(err));
@@ -163,8 +178,10 @@ main(int argc, char **argv)
 	} else if ((code = tls_init(&cfg.tls_opts)) == 0)
 		code = dispatch(&cfg, &die_by);
 	config_free(&cfg);
-	if (fflush(stdout) != 0 && code == 0)
-		code = EXIT_INTERNAL;
+	if (fflush(stdout) != 0 && code == 0) {
+		log_error("cannot write to stdout: %s", strerror(errno));
+		code = EXIT_IOERR;
+	}
 	if (die_by != 0)
 		sig_die_by(die_by < 0 ? -die_by : die_by, die_by < 0);
 	return code;

@@ -1,9 +1,9 @@
 /*
  * print.c - what the servers hold is written by whoever took a lock
  * (redis-py, another redlock, a hostile user name), so it is printed
- * escaped: control bytes as \xNN for a terminal (one lock, one line,
- * no escape sequence reaches the operator), JSON strings valid UTF-8,
- * shell words single-quoted.
+ * escaped: control characters as \xNN for a terminal (one lock, one
+ * line, no escape sequence reaches the operator), JSON strings valid
+ * UTF-8, shell words single-quoted.
  */
 #include "print.h"
 
@@ -80,30 +80,51 @@ print_json(const char *s, size_t n)
 	putchar('"');
 }
 
+/*
+ * How many bytes at s (n > 0 left) a terminal may be given as they are:
+ * a printable ASCII byte or a whole UTF-8 character that is not a C1
+ * control (U+0080 to U+009F, which terminals obey like C0's ESC);
+ * 0 when s[0] must be escaped (C0, DEL, '\', C1, and every byte that
+ * is not part of valid UTF-8, since an 8-bit terminal reads 0x9b as
+ * CSI).
+ */
+static size_t
+plain_len(const unsigned char *s, size_t n)
+{
+	size_t u;
+
+	if (s[0] < 0x20 || s[0] == 0x7f || s[0] == '\\')
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if ((u = utf8_len(s, n)) == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0;
+	return u;
+}
+
 /* How many columns print_text() takes for s. */
 size_t
 print_width(const char *s, size_t n)
 {
-	size_t w = n;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t w = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			w += 3;
-	}
+	for (size_t i = 0, u; i < n; i += u ? u : 1)
+		w += (u = plain_len(p + i, n - i)) ? 1 : 4;
 	return w;
 }
 
-/* Print s for a terminal: control bytes as \xNN. */
+/* Print s for a terminal: control characters as \xNN. */
 void
 print_text(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			printf("\\x%02x", ch);
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0, u; i < n; i += u ? u : 1) {
+		if ((u = plain_len(p + i, n - i)) == 0)
+			printf("\\x%02x", p[i]);
 		else
-			putchar(ch);
+			fwrite(p + i, 1, u, stdout);
 	}
 }
 
@@ -119,18 +140,22 @@ print_time(int64_t ms, char *buf, size_t len)
 		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* s with control bytes as \xNN, into buf (cut to fit); returns buf. */
+/* s with control characters as \xNN, into buf (cut to fit); returns
+ * buf. */
 const char *
 print_escape(const char *s, char *buf, size_t len)
 {
-	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, n = strlen(s);
 
-	for (; *s != '\0' && o + 5 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
-		else
-			buf[o++] = (char)ch;
+	for (size_t i = 0, u; i < n && o + 5 < len; i += u ? u : 1) {
+		if ((u = plain_len(p + i, n - i)) == 0)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", p[i]);
+		else if (o + u + 5 < len) {
+			memcpy(buf + o, p + i, u);
+			o += u;
+		} else
+			break;
 	}
 	if (len > 0)
 		buf[o < len ? o : len - 1] = '\0';

@@ -223,7 +223,8 @@ static const char acquire_any_lua[] =
     "    return busy(false)\n"
     "  end\n"
     "else\n"
-    "  local v = redis.call('GET', KEYS[1])\n"
+    "  local v = redis.pcall('GET', KEYS[1])\n"
+    "  if type(v) == 'table' then v = '\\0other' end\n"
     "  if v then return busy(v) end\n"
             /* --- the failover guard: begin --- */
     "  if ARGV[8] ~= '' then\n"
@@ -278,7 +279,8 @@ static const char acquire_any_lua[] =
  * it holds K (stop set when redlock stop marked it), else return 0
  * (another token), -2 (held shared) or -1 (free). */
 #define LUA_TOKEN_HOLDS \
-    "local v, stop = redis.call('GET', KEYS[1]), false\n" \
+    "local v, stop = redis.pcall('GET', KEYS[1]), false\n" \
+    "if type(v) == 'table' then v = '\\0other' end\n" \
     "if v ~= ARGV[1] then\n" \
     "  if v == '\\0shared' then return -2 end\n" \
     "  if not v then return -1 end\n" \
@@ -358,10 +360,16 @@ static const char bump_lua[] =
  */
 static const char inspect_lua[] =
     LUA_RECORD LUA_UNMARK
-    "if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then return {} end\n"
-    "local v, stop = unmark(redis.call('GET', KEYS[1]))\n"
-    "local r\n"
-    "if v == '\\0shared' then\n"
+    "local ty = redis.call('TYPE', KEYS[1])['ok']\n"
+    "if ty == 'none' then return {} end\n"
+    "local v, stop, r\n"
+    "if ty ~= 'string' then\n"
+    "  r = {ty, redis.call('PTTL', KEYS[1]), {}, 'type'}\n"
+    "else\n"
+    "  v, stop = unmark(redis.call('GET', KEYS[1]))\n"
+    "end\n"
+    "if r then\n"
+    "elseif v == '\\0shared' then\n"
     "  local t = redis.call('TIME')\n"
     "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
     "  local h = redis.call('ZRANGEBYSCORE', KEYS[4],\n"
@@ -525,7 +533,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
-		[SCRIPT_STOP] = "khsH", [SCRIPT_NOTIFY] = "d",
+		[SCRIPT_STOP] = "khsHm", [SCRIPT_NOTIFY] = "d",
 	};
 
 	if (shas[s][0] == '\0')

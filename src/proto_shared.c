@@ -76,7 +76,8 @@ const char proto_sh_acquire_lua[] =
     "  end\n"
     "  return {0, ms}\n"
     "end\n"
-    "local v = redis.call('GET', KEYS[1])\n"
+    "local v = redis.pcall('GET', KEYS[1])\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
     "if v and v ~= '\\0shared' then\n"
     "  local t = unmark(v)\n"
     "  for i = 14, #ARGV do\n"
@@ -130,7 +131,8 @@ const char proto_sh_acquire_lua[] =
  * exclusively by a token, -1 not held by this token.
  */
 const char proto_sh_renew_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
+    "local v = redis.pcall('GET', KEYS[1])\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
     "if v ~= '\\0shared' then\n"
     "  if v then return 0 end\n"
     "  return -1\n"
@@ -153,7 +155,8 @@ const char proto_sh_renew_lua[] =
  * held by others, -1 free.
  */
 const char proto_sh_release_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
+    "local v = redis.pcall('GET', KEYS[1])\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
     "if v ~= '\\0shared' then\n"
     "  if v then return 0 end\n"
     "  return -1\n"
@@ -188,23 +191,38 @@ const char proto_sh_release_lua[] =
     "return 1\n";
 
 /*
- * redlock stop.  KEYS: K, holders, stop, hmeta.  ARGV: record
+ * redlock stop.  KEYS: K, holders, stop, hmeta, meta.  ARGV: record
  * ('1': ask the current holders to stop, adding their tokens to the
  * stop set and marking each holder where its renewal looks: an
  * exclusive holder's K, a shared holder's hmeta TOKEN:stop),
- * margin ms.  Then drops from the set the tokens that no longer hold the lock
- * and keeps the set until margin ms after K's expiry.  Returns {asked,
- * left, pttl}: holders asked now, tokens of the set still holding, K's
- * TTL (-2: free).
+ * margin ms.  Only redlock holders are asked: an exclusive value
+ * without redlock's record beside it (meta: fence, then the token) is
+ * another client's (redis-py, ...), left exactly as it is, and counted
+ * in `left` until it goes, as is a key that holds no string.  Then drops
+ * from the set the tokens that no longer hold the lock and keeps the set
+ * until margin ms after K's expiry.  Returns {asked, left, pttl,
+ * foreign}: holders asked now, holders still holding (of the set, and a
+ * foreign one), K's TTL (-2: free), 1 when a foreign value holds K.
  */
 const char proto_stop_lua[] =
     LUA_NOW LUA_UNMARK
-    "local v, marked = false, false\n"
-    "if redis.call('TYPE', KEYS[1])['ok'] == 'string' then\n"
+    "local v, marked, foreign = false, false, 0\n"
+    "local ty = redis.call('TYPE', KEYS[1])['ok']\n"
+    "if ty == 'string' then\n"
     "  v, marked = unmark(redis.call('GET', KEYS[1]))\n"
+    "  if v ~= '\\0shared' then\n"
+    "    local m = redis.call('GET', KEYS[5]) or ''\n"
+    "    local e = string.find(m, '\\0', 1, true)\n"
+    "    if not e or string.sub(m, e + 1, e + #v + 1) ~= v .. '\\0' then\n"
+    "      foreign = 1\n"
+    "    end\n"
+    "  end\n"
+    "elseif ty ~= 'none' then\n"
+    "  v, foreign = '\\0other', 1\n"
     "end\n"
     "local asked = 0\n"
-    "if ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
+    "if ARGV[1] == '1' and foreign == 1 then\n"
+    "elseif ARGV[1] == '1' and v and v ~= '\\0shared' then\n"
     "  redis.call('SADD', KEYS[3], v)\n"
     "  if not marked then\n"
     "    redis.call('SETRANGE', KEYS[1], #v, " LUA_STOP_MARK ")\n"
@@ -234,7 +252,7 @@ const char proto_stop_lua[] =
     "  if pttl > 0 then ms = ms + pttl end\n"
     "  redis.call('PEXPIRE', KEYS[3], ms)\n"
     "end\n"
-    "return {asked, left, pttl}\n";
+    "return {asked, left + foreign, pttl, foreign}\n";
 
 /* A stopped holder has released: wake redlock stop.  KEYS: stopped.
  * ARGV: linger ms.  Returns 1. */

@@ -96,7 +96,8 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	int status, code;
 
 	*die_by = 0;
-	holder_meta(&l->meta, c->shell, c->cmd, (long)getpid());
+	holder_meta(&l->meta, (long)getpid());
+	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return verbs_not_acquired(c, res, &o, die_by);

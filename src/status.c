@@ -36,6 +36,8 @@ holder_json(const struct lock_view *v)
 	print_time(v->meta.start_ms, start, sizeof(start));
 	printf("\"ttl_ms\":%lld,\"fence\":%lld,\"foreign\":%s",
 	    v->pttl, v->fence, v->has_meta ? "false" : "true");
+	if (v->type[0] != '\0')
+		printf(",\"type\":\"%s\"", v->type);
 	if (v->has_meta) {
 		fputs(",\"host\":", stdout);
 		print_json(v->meta.host, strlen(v->meta.host));
@@ -88,7 +90,10 @@ holder_text(const struct lock_view *h)
 		fputs("\ncommand: ", stdout);
 		print_text(h->meta.cmd, strlen(h->meta.cmd));
 		printf("\nsince:   %s (%s ago)\n", start, ago);
-	} else
+	} else if (h->type[0] != '\0')
+		printf("holder:  none: the key holds a %s, not a lock "
+		    "(break removes it)\n", h->type);
+	else
 		fputs("holder:  unknown (taken by another client)\n", stdout);
 	printf("ttl:     %s\n", h->pttl < 0 ? "none" : ttl);
 	if (h->has_meta)

@@ -40,6 +40,7 @@ struct stop_state {
 	long long asked;	/* holders asked now */
 	long long left;		/* holders asked that still hold NAME */
 	long long pttl;		/* the lock's TTL, -2 free */
+	int foreign;		/* held by another client: cannot be asked */
 };
 
 /*
@@ -59,13 +60,14 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 	args_num(&a, STOP_MARGIN_MS);
 	s->asked = s->left = 0;
 	s->pttl = -2;
+	s->foreign = 0;
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, clock_ms() + STOP_ROUND_MS, -1,
 	    NULL, NULL, o->err, sizeof(o->err));
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 3) {
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 4) {
 			if (p != NULL && p->type != REDIS_REPLY_ERROR)
 				quorum_note(&l->conns[i], &r[i], o->err,
 				    sizeof(o->err));
@@ -78,6 +80,7 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 			s->left = reply_int(p, 1);
 		if (reply_int(p, 2) > s->pttl)
 			s->pttl = reply_int(p, 2);
+		s->foreign |= reply_int(p, 3) != 0;
 	}
 	conn_req_clear(r, l->n);
 	return answered;
@@ -113,8 +116,10 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 		int64_t left = until < 0 ? -1 : until - clock_ms();
 
 		if (until >= 0 && left <= 0) {
-			char m[64 + CONFIG_NAME_MAX];
-			snprintf(m, sizeof(m), "timed out waiting for the "
+			char m[80 + CONFIG_NAME_MAX];
+			snprintf(m, sizeof(m), c->wait == 0 ?
+			    "lock '%s' is still held (-n: not waiting for its "
+			    "holders to stop)" : "timed out waiting for the "
 			    "holders of lock '%s' to stop", c->name);
 			verbs_conflict(c, m);
 			return c->conflict_exit;
@@ -149,11 +154,15 @@ stop_run(const struct config *c, struct lock *l, int *die_by)
 		log_error("%s", o.err);
 		return EXIT_UNAVAILABLE;
 	}
-	if (s.asked == 0) {
+	if (s.asked == 0 && !s.foreign) {
 		log_error("lock '%s' is not held", c->name);
 		return EXIT_NOT_HELD;
 	}
-	log_error("asked %lld holder%s of lock '%s' to stop", s.asked,
-	    s.asked == 1 ? "" : "s", c->name);
+	if (s.foreign)
+		log_error("lock '%s' is held by another client, which cannot "
+		    "be asked to stop: waiting for its release", c->name);
+	else
+		log_error("asked %lld holder%s of lock '%s' to stop", s.asked,
+		    s.asked == 1 ? "" : "s", c->name);
 	return stop_wait(c, l, &s, die_by);
 }

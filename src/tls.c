@@ -190,6 +190,13 @@ ctx_system_store(void)
 	return ossl.SSL_CTX_set_default_verify_paths(ctx) == 1;
 }
 
+/* The name a file was given by (see struct tls_opts), else the option. */
+static const char *
+by(const char *given, const char *option)
+{
+	return given[0] != '\0' ? given : option;
+}
+
 /* The chain to trust: the given CA file or directory, else the system's
  * store (not even read with --insecure and neither given). */
 static int
@@ -197,13 +204,14 @@ ctx_trust(void)
 {
 	const char *f = opts.cacert, *d = opts.cacertdir;
 
-	if ((f != NULL && !readable("--cacert", f, 0)) ||
-	    (d != NULL && !readable("--cacertdir", d, 1)))
+	if ((f != NULL && !readable(by(opts.cacert_by, "--cacert"), f, 0)) ||
+	    (d != NULL && !readable(by(opts.cacertdir_by, "--cacertdir"), d, 1)))
 		return -1;
 	if (f != NULL || d != NULL) {
 		if (ossl.SSL_CTX_load_verify_locations(ctx, f, d) != 1) {
 			snprintf(ctx_err, sizeof(ctx_err), "%s '%s': %s",
-			    f ? "--cacert" : "--cacertdir", f ? f : d,
+			    f ? by(opts.cacert_by, "--cacert") :
+			    by(opts.cacertdir_by, "--cacertdir"), f ? f : d,
 			    ossl_reason("no certificate found"));
 			return -1;
 		}
@@ -224,11 +232,13 @@ ctx_identity(void)
 
 	if (opts.cert == NULL)
 		return 0;
-	if (!readable("--cert", opts.cert, 0) || !readable("--key", opts.key, 0))
+	if (!readable(by(opts.cert_by, "--cert"), opts.cert, 0) ||
+	    !readable(by(opts.key_by, "--key"), opts.key, 0))
 		return -1;
 	if (ossl.SSL_CTX_use_certificate_chain_file(ctx, opts.cert) != 1) {
-		snprintf(ctx_err, sizeof(ctx_err), "--cert '%s': not a PEM "
-		    "certificate (%s)", opts.cert, ossl_reason("unreadable"));
+		snprintf(ctx_err, sizeof(ctx_err), "%s '%s': not a PEM "
+		    "certificate (%s)", by(opts.cert_by, "--cert"), opts.cert,
+		    ossl_reason("unreadable"));
 		return -1;
 	}
 	ossl.SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
@@ -240,16 +250,18 @@ ctx_identity(void)
 
 		while ((e = ossl.ERR_get_error()) != 0)
 			mismatch |= ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH;
-		snprintf(ctx_err, sizeof(ctx_err), "--key '%s': %s", opts.key,
+		snprintf(ctx_err, sizeof(ctx_err), "%s '%s': %s",
+		    by(opts.key_by, "--key"), opts.key,
 		    wanted ? "the key is encrypted, and redlock never asks "
 		    "for a passphrase" : mismatch ? "it is not the key of "
-		    "--cert" : "not a PEM private key");
+		    "the certificate" : "not a PEM private key");
 		return -1;
 	}
 	if (ossl.SSL_CTX_check_private_key(ctx) != 1) {
 		ossl.ERR_clear_error();
-		snprintf(ctx_err, sizeof(ctx_err), "--key '%s' does not match "
-		    "--cert '%s'", opts.key, opts.cert);
+		snprintf(ctx_err, sizeof(ctx_err), "%s '%s' does not match "
+		    "%s '%s'", by(opts.key_by, "--key"), opts.key,
+		    by(opts.cert_by, "--cert"), opts.cert);
 		return -1;
 	}
 	return 0;
@@ -298,10 +310,13 @@ ctx_make(void)
 static int
 files_readable(const struct tls_opts *o)
 {
-	return (o->cacert == NULL || readable("--cacert", o->cacert, 0)) &&
-	    (o->cacertdir == NULL || readable("--cacertdir", o->cacertdir, 1)) &&
-	    (o->cert == NULL || readable("--cert", o->cert, 0)) &&
-	    (o->key == NULL || readable("--key", o->key, 0)) ? 0 : EXIT_USAGE;
+	return (o->cacert == NULL ||
+	    readable(by(o->cacert_by, "--cacert"), o->cacert, 0)) &&
+	    (o->cacertdir == NULL ||
+	    readable(by(o->cacertdir_by, "--cacertdir"), o->cacertdir, 1)) &&
+	    (o->cert == NULL || readable(by(o->cert_by, "--cert"), o->cert, 0)) &&
+	    (o->key == NULL || readable(by(o->key_by, "--key"), o->key, 0)) ?
+	    0 : EXIT_USAGE;
 }
 
 /*

@@ -19,6 +19,9 @@ struct tls_opts {
 	const char *key;	/* --key FILE (with cert) */
 	const char *sni;	/* --sni NAME: sent and verified instead of
 				 * the host */
+	/* How each file was given, for messages: "--cacert", or the
+	 * variable "REDLOCK_CACERT"; "" means the option. */
+	char cacert_by[24], cacertdir_by[24], cert_by[24], key_by[24];
 };
 
 /* What a TLS operation needs before it can go on. */

@@ -566,23 +566,22 @@ url_same_server(const struct url *a, const struct url *b)
 
 /*
  * Copy s for an error message with any user information (which may
- * hold a password) replaced by "***".
+ * hold a password) replaced by "***".  Whenever s holds an '@', parsed
+ * or not: a URL malformed before its user information ("redis:/:pw@h",
+ * ":pw@host", "unix://:pw@/sock") is masked from its start, or from
+ * after "://".
  */
 void
 url_redact(const char *s, char *buf, size_t len)
 {
-	const char *auth = strstr(s, "://"), *at;
+	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
 
-	if (auth == NULL || strncmp(s, "unix://", 7) == 0) {
-		snprintf(buf, len, "%s", s);	/* a socket path has no password */
+	/* The last '@': a password may hold '/', '?' or '#', and hiding a
+	 * little too much is better than showing a secret. */
+	if (at == NULL) {
+		snprintf(buf, len, "%s", s);
 		return;
 	}
-	auth += 3;
-	/* The last '@' anywhere: a password may hold '/', '?' or '#', and
-	 * hiding a little too much is better than showing a secret. */
-	at = strrchr(auth, '@');
-	if (at == NULL)
-		snprintf(buf, len, "%s", s);
-	else
-		snprintf(buf, len, "%.*s***%s", (int)(auth - s), s, at);
+	auth = auth != NULL && auth < at ? auth + 3 : s;
+	snprintf(buf, len, "%.*s***%s", (int)(auth - s), s, at);
 }

@@ -6,6 +6,7 @@
  */
 #include "verbs.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -109,7 +110,7 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 	int others;
 
 	/* The holder is the shell (or script) that ran us. */
-	holder_meta(&l->meta, NULL, NULL, (long)getppid());
+	holder_meta(&l->meta, (long)getppid());
 	snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
@@ -240,6 +241,33 @@ verb_break(const struct config *c, struct lock *l)
 	return code;
 }
 
+/*
+ * The status of a verb whose output is the point (status, list): 74
+ * with a message when it could not be written (stdout closed at start,
+ * full, a broken pipe), as acquire does; else code.
+ */
+static int
+output_written(const struct config *c, int code)
+{
+	int err = 0;
+
+	if (code == EXIT_USAGE || code == EXIT_UNAVAILABLE ||
+	    code == EXIT_INTERNAL)
+		return code;
+	if (sig_std_was_closed(STDOUT_FILENO))
+		err = EBADF;
+	else if (fflush(stdout) != 0 || ferror(stdout))
+		err = errno != 0 ? errno : EIO;
+	if (err == 0)
+		return code;
+	log_error("cannot write the %s of lock%s '%s' to stdout: %s",
+	    c->verb == VERB_LIST ? "list" : "status",
+	    c->verb == VERB_LIST ? "s" : "",
+	    c->verb == VERB_LIST ? (c->pattern ? c->pattern : "*") : c->name,
+	    strerror(err));
+	return EXIT_IOERR;
+}
+
 /* Run the verb c->verb; returns the exit status (see verbs_not_acquired()
  * for die_by). */
 int
@@ -254,11 +282,11 @@ verbs_run(const struct config *c, struct lock *l, int *die_by)
 	case VERB_EXTEND:
 		return verb_token(c, l, 1);
 	case VERB_STATUS:
-		return status_show(c, l);
+		return output_written(c, status_show(c, l));
 	case VERB_BREAK:
 		return verb_break(c, l);
 	case VERB_LIST:
-		return status_list(c, l);
+		return output_written(c, status_list(c, l));
 	case VERB_STOP:
 		return stop_run(c, l, die_by);
 	default:
