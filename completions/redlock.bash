@@ -13,7 +13,8 @@ _redlock_takes_arg()
     case $1 in
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
         --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit | \
-        --cacert | --cacertdir | --cert | --key | --sni | --password-file)
+        --cacert | --cacertdir | --cert | --key | --sni | --password-file | \
+        --label)
         return 0 ;;
     --*) return 1 ;;
     -?*)
@@ -86,7 +87,7 @@ _redlock()
         --conflict-exit-code --command --prefix --shared --exclusive --limit
         --on-lost --kill-after --min-hold --max-time --env --json --fence
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
-        --verbose --quiet --help --version
+        --label --store-args --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
 
     # Walk the words before the cursor: options, then the verb or NAME.

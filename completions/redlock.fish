@@ -13,7 +13,7 @@ function __redlock_parse
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
         --kill-after --min-hold --max-time --limit --cacert --cacertdir \
-        --cert --key --sni --password-file
+        --cert --key --sni --password-file --label
     set -l mode
     set -l operands
     set -l skip 0
@@ -187,6 +187,8 @@ complete -c redlock -n __redlock_opts_ok -l key -r -F -d 'Private key of --cert'
 complete -c redlock -n __redlock_opts_ok -l sni -x -d 'Send and verify NAME instead of the host'
 complete -c redlock -n __redlock_opts_ok -l insecure -d "Do not verify the servers' certificates"
 complete -c redlock -n __redlock_opts_ok -l password-file -r -F -d 'Read the password from the first line of FILE'
+complete -c redlock -n __redlock_opts_ok -l label -x -d 'Record TEXT as what the holder runs'
+complete -c redlock -n __redlock_opts_ok -l store-args -d "Record the command's arguments, not its name only"
 complete -c redlock -n __redlock_opts_ok -s v -l verbose -d 'More diagnostics'
 complete -c redlock -n __redlock_opts_ok -s q -l quiet -d 'No busy messages or warnings'
 complete -c redlock -n __redlock_opts_ok -s h -l help -d 'Print help and exit'

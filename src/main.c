@@ -70,6 +70,8 @@ static const char usage_text[] =
 "      --sni NAME               send and verify NAME instead of the URL's host\n"
 "      --insecure               do not verify the servers' certificates\n"
 "      --password-file FILE     read the password from the first line of FILE\n"
+"      --label TEXT             record TEXT as what the holder runs\n"
+"      --store-args             record the command's arguments, not its name only\n"
 "  -v, --verbose                more diagnostics\n"
 "  -q, --quiet                  no diagnostics but usage errors\n"
 "  -h, --help                   print this help and exit\n"

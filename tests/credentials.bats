@@ -229,3 +229,17 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	assert_regex "$stderr" '^redlock: .* are the same server'
 	assert_equal "$(rcli -n 1 DBSIZE)" 0
 }
+
+@test "a bad TLS file from the environment names its variable; REDLOCK_TLS's error lists what it accepts; REDLOCK_LIMIT is documented" {
+	local url kv
+	url=$(dead_url)
+	for kv in REDLOCK_CACERT=/nonexistent/ca.pem REDLOCK_CACERTDIR=/nonexistent; do
+		run -64 --separate-stderr env "$kv" "$RL" -u "$url" job true
+		assert_regex "${stderr_lines[0]}" "${kv%%=*}"
+		refute_regex "${stderr_lines[0]}" -- '--cacert|--cert'
+	done
+	REDLOCK_TLS=maybe run -64 --separate-stderr redlock -u "$url" job true
+	assert_regex "${stderr_lines[0]}" 'yes, true, on'
+	REDLOCK_LIMIT=2 run -64 --separate-stderr redlock -u "$url" --limit x job true
+	run -0 grep -c 'REDLOCK_LIMIT' "$REPO_DIR/man/redlock.1"
+}

@@ -132,3 +132,28 @@ if o["name"] == "esc":
 	! has_controls "$output" || fail "raw control characters in list: $(printf '%q' "$output")"
 	assert_equal "${#lines[@]}" 1
 }
+
+# has_c1 TEXT: TEXT holds a C1 control, raw (0x80-0x9f) or in UTF-8
+# (0xc2 0x80-0x9f).
+has_c1() {
+	LC_ALL=C grep -q $'[\x80-\x9f]' <<<"$1"
+}
+
+@test "C1 controls, raw and in UTF-8, are escaped in status, list and break; other UTF-8 stays as it is" {
+	local raw=$'u\x9b31m' utf=$'h\xc2\x9b2J\xc2\x85' cmd=$'c\xc2\x90x\x9d'
+	run -0 --separate-stderr redlock acquire -t 1m c1
+	set_meta c1 user "$raw" host "$utf" cmd "$cmd"
+	run -0 --separate-stderr redlock status c1
+	! has_c1 "$output" || fail "raw C1 in status: $(printf '%q' "$output")"
+	assert_output --partial 'u\x9b31m'
+	assert_output --partial 'h\xc2\x9b2J'
+	run -0 --separate-stderr redlock list
+	! has_c1 "$output" || fail "raw C1 in list: $(printf '%q' "$output")"
+	run -0 --separate-stderr redlock break c1
+	! has_c1 "$stderr" || fail "raw C1 in break: $(printf '%q' "$stderr")"
+	# Printable UTF-8 is no control: it is shown as it is.
+	run -0 --separate-stderr redlock acquire -t 1m café
+	set_meta café user 'jürgen'
+	run -0 --separate-stderr redlock status café
+	assert_output --partial 'jürgen@'
+}

@@ -208,3 +208,25 @@ FOREVER='i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
 	bg_wait s 5
 	assert_equal "$BG_STATUS" 130
 }
+
+@test "stop never rewrites another client's lock: its value and TTL stay, stop waits for it, and -n does not claim to have waited" {
+	rcli SET redlock:py pytoken PX 3000 >/dev/null
+	run -1 redlock stop -n py
+	assert_output --partial 'cannot be asked'
+	assert_output --partial '-n'
+	refute_output --partial 'timed out'
+	assert_equal "$(rcli GET redlock:py)" pytoken
+	local pttl
+	pttl=$(rcli PTTL redlock:py)
+	((pttl > 1000 && pttl <= 3000)) || fail "TTL changed: $pttl"
+	# The value is redis-py's to release: its own check-and-delete works.
+	run -0 redlock stop -w 10s py
+	assert key_absent redlock:py
+	rcli SET redlock:py2 tok2 PX 5000 >/dev/null
+	bg_start s "$RL" stop -w 20s py2
+	wait_until grep -q 'cannot be asked' "$BATS_TEST_TMPDIR/s.err"
+	assert_equal "$(rcli GET redlock:py2)" tok2
+	rcli DEL redlock:py2 >/dev/null
+	bg_wait s
+	assert_equal "$BG_STATUS" 0
+}

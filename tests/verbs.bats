@@ -439,3 +439,35 @@ fence_of() {
 	f2=$(redlock fc sh -c 'echo "$REDLOCK_FENCE"')
 	assert [ "$f2" -gt "$f1" ]
 }
+
+@test "status and list report output they cannot write: 74 with a message, as acquire does" {
+	run -0 --separate-stderr redlock acquire -t 1m full
+	run -74 sh -c '"$RL" status full >/dev/full'
+	assert_output --partial 'cannot write'
+	run -74 sh -c '"$RL" list --json >/dev/full'
+	assert_output --partial 'cannot write'
+	run -74 sh -c '"$RL" status --json full >&-'
+	assert_output --partial 'cannot write'
+	run -74 sh -c '"$RL" list >&-'
+}
+
+@test "a key that holds no string is one story: held (not a lock) for status, busy for a run, shared or not, and break removes it" {
+	rcli RPUSH redlock:notstr a >/dev/null
+	run -0 redlock status notstr
+	assert_output --partial 'holds a list, not a lock'
+	run -0 redlock status --json notstr
+	assert_output --partial '"held":true'
+	assert_output --partial '"type":"list"'
+	run -1 redlock -n notstr true
+	run -1 redlock -s -n notstr true
+	refute_output --partial WRONGTYPE
+	run -1 redlock --limit 2 -n notstr true
+	refute_output --partial WRONGTYPE
+	run -1 redlock release notstr 00000000-0000-0000-0000-000000000000
+	refute_output --partial WRONGTYPE
+	run -0 redlock list
+	assert_output --partial notstr
+	run -0 redlock break notstr
+	assert key_absent redlock:notstr
+	run -0 redlock -n notstr true
+}
