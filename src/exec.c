@@ -228,7 +228,8 @@ slots_expire(struct conn *c, struct conn_req *r, struct slot *s, int n)
 		/* Sent means connected: the server is slow. */
 		if (slot_sent(&c[i]))
 			s[i].fresh = 0;
-		slot_fail(&c[i], &r[i], &s[i], !s[i].fresh ? "no reply in time" :
+		slot_fail(&c[i], &r[i], &s[i], !s[i].fresh ?
+		    "no reply in time (the server is slow or far away)" :
 		    c[i].handshake && !c[i].connecting ?
 		    "TLS handshake timed out" : "Connection timed out");
 	}

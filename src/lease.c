@@ -7,6 +7,8 @@
  */
 #include "lease.h"
 
+#include "clock.h"
+
 /* The clock drift allowance of the Redlock algorithm: 1 % of the TTL
  * plus 2 ms for the granularity of the clocks. */
 int64_t
@@ -56,4 +58,31 @@ lease_kill_room(int64_t ttl)
 {
 	return ttl - lease_renew_every(ttl) - lease_drift(ttl) -
 	    lease_safety(ttl);
+}
+
+/*
+ * How long one command may wait for its reply: what the lease can
+ * afford.  One server: its answer is needed, and three tries fit in the
+ * room between the first renewal and the moment the command must be
+ * stopped (lease_kill_room()), so a server far away (a round trip of a
+ * tenth of the TTL or more) is slow, not unavailable; at least 50 ms
+ * for a loaded machine, at most 2 s, since "unavailable" must come
+ * within seconds.  Several servers: one that does not answer quickly is
+ * passed over, since the Redlock validity counts the slowest answer
+ * used (a twentieth of the TTL, 100 ms to 1 s).
+ */
+int64_t
+lease_op_timeout(int nservers, int64_t ttl)
+{
+	if (nservers > 1)
+		return clock_clamp(ttl / 20, 100, 1000);
+	return clock_clamp(lease_kill_room(ttl) / 3, 50, 2000);
+}
+
+/* The pause between renewal retries: several fit in the kill room, and
+ * a failing server is not hammered (10 ms to 0.5 s). */
+int64_t
+lease_renew_retry(int64_t ttl)
+{
+	return clock_clamp(ttl / 30, 10, 500);
 }

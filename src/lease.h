@@ -14,5 +14,7 @@ int64_t lease_renew_every(int64_t ttl);
 int64_t lease_safety(int64_t ttl);
 int64_t lease_kill_after(int64_t ttl, int64_t kill_after);
 int64_t lease_kill_room(int64_t ttl);
+int64_t lease_op_timeout(int nservers, int64_t ttl);
+int64_t lease_renew_retry(int64_t ttl);
 
 #endif

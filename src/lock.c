@@ -24,16 +24,6 @@
 #include "lease.h"
 #include "quorum.h"
 
-/* The per-command deadline of one attempt.  One server: its answer is
- * needed, give it time.  Several: a server that does not answer
- * quickly is passed over (Redlock wants it small against the TTL). */
-static int64_t
-op_timeout(int n, int64_t ttl)
-{
-	return n == 1 ? clock_clamp(ttl / 10, 50, 2000) :
-	    clock_clamp(ttl / 20, 100, 1000);
-}
-
 /* Set up l for NAME under prefix on n servers (the connections stay the
  * caller's).  Returns 0, or -1 when out of memory. */
 int
@@ -47,7 +37,8 @@ lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
 	l->name = name;
 	l->namelen = strlen(name);
 	l->ttl = ttl;
-	l->op_timeout = op_timeout(n, ttl);
+	l->op_timeout = lease_op_timeout(n, ttl);
+	l->deadline = -1;
 	return proto_keys(&l->k, prefix, name);
 }
 
@@ -213,6 +204,26 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 			args_add(a, t, w);
 }
 
+/* How long a release, extend or undo waits for its replies.  Inside a
+ * wait bounded by -w (l->deadline), no longer than that, but long
+ * enough to hand the request to the servers (LOCK_UNDO_MIN_MS): a
+ * stalled server still runs it when it wakes. */
+#define LOCK_UNDO_MIN_MS 50
+#define LOCK_RELEASE_MS 2000
+
+static int64_t
+token_deadline(const struct lock *l, int brief)
+{
+	int64_t now = clock_ms(), cap;
+	int64_t d = now + (brief || l->n > 1 ? l->op_timeout : LOCK_RELEASE_MS);
+
+	if (l->deadline < 0)
+		return d;
+	cap = l->deadline > now + LOCK_UNDO_MIN_MS ? l->deadline :
+	    now + LOCK_UNDO_MIN_MS;
+	return cap < d ? cap : d;
+}
+
 /* Release our token everywhere after a failed or interrupted attempt,
  * keeping the reason the attempt failed. */
 static void
@@ -269,6 +280,27 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 	return at_max;
 }
 
+/* The least time an attempt waits for its replies, even at the -w
+ * deadline: a server on loopback answers in well under a millisecond,
+ * one across a network in tens. */
+#define LOCK_ATTEMPT_MIN_MS 50
+
+/* When an attempt sent now stops waiting for its replies: the
+ * per-command timeout (and ahead_ms, see lock_try()), but never past
+ * the caller's deadline (-w), which bounds the whole wait. */
+static int64_t
+attempt_deadline(const struct lock *l, int64_t ahead_ms)
+{
+	int64_t d = l->sent_at + l->op_timeout + ahead_ms, least;
+
+	if (l->deadline < 0)
+		return d;
+	/* Even at the deadline, time for a server to answer at all. */
+	least = l->sent_at + (l->op_timeout < LOCK_ATTEMPT_MIN_MS ?
+	    l->op_timeout : LOCK_ATTEMPT_MIN_MS);
+	return l->deadline < least ? least : l->deadline < d ? l->deadline : d;
+}
+
 /*
  * One attempt on every server at once, with a fresh token unless
  * !fresh (then l->token again).  On LOCK_HELD, l's grant (token, fence,
@@ -303,9 +335,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	o->hold_ms = 0;
 	l->fence = 0;
 	l->sent_at = clock_ms();
-	rc = quorum_exec(l->conns, l->n, &a, r,
-	    l->sent_at + l->op_timeout + ahead_ms, intr_fd, acquire_settled,
-	    NULL, o->err, sizeof(o->err));
+	rc = quorum_exec(l->conns, l->n, &a, r, attempt_deadline(l, ahead_ms),
+	    intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took
@@ -480,9 +511,8 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 		args_num(&a, PROTO_WAKE_LINGER_MS);
 	}
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() +
-	    (brief || l->n > 1 ? l->op_timeout : 2000), -1, NULL, done,
-	    o->err, sizeof(o->err));
+	quorum_exec(l->conns, l->n, &a, r, token_deadline(l, brief), -1, NULL,
+	    done, o->err, sizeof(o->err));
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
@@ -577,8 +607,8 @@ lock_unqueue(struct lock *l)
 		args_str(&a, "ZREM");
 		args_add(&a, key[i], len[i]);
 		args_add(&a, l->waiter, LOCK_TOKEN_LEN);
-		quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout,
-		    -1, NULL, NULL, NULL, 0);
+		quorum_exec(l->conns, l->n, &a, r, token_deadline(l, 1), -1,
+		    NULL, NULL, NULL, 0);
 		conn_req_clear(r, l->n);
 	}
 	l->queued = 0;

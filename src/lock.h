@@ -39,6 +39,7 @@ struct lock {
 	size_t namelen;
 	int64_t ttl;
 	int64_t op_timeout;	/* per-command deadline for one attempt */
+	int64_t deadline;	/* no attempt waits past it (-w); -1: none */
 	const char *held;	/* tokens inherited from REDLOCK_HELD, or NULL */
 	struct lock_meta meta;
 	int shared;		/* -s or --limit: a shared hold */

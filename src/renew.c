@@ -97,10 +97,8 @@ renew_main(void *arg)
 	int64_t record_end;
 	int failing = 0;
 
-	/* Per-command timeout: short against the interval, so that several
-	 * retries fit before main has to stop the command. */
-	timeout = clock_clamp(l->ttl / 10, 20, 2000);
-	retry = clock_clamp(l->ttl / 30, 10, 500);
+	timeout = lease_op_timeout(l->n, l->ttl);
+	retry = lease_renew_retry(l->ttl);
 	pthread_mutex_lock(&r->mu);
 	next = r->sent + every;
 	record_end = r->sent + l->ttl;	/* a grant's record lives one TTL */

@@ -295,6 +295,83 @@ final_later(enum lock_result res)
 	return res != LOCK_BUSY && res != LOCK_UNAVAILABLE;
 }
 
+/* One wait for the lock: its limits and how its failures stand. */
+struct wait_state {
+	int64_t wait;		/* -w in ms; 0: one attempt; <0: forever */
+	int64_t start, until;	/* until: the -w deadline, -1: none */
+	int64_t since;		/* when the current run of failures began */
+	int failures;		/* attempts in a row that failed */
+	int seen_busy;		/* an attempt found the lock taken */
+};
+
+/* After a busy attempt: how long to pause, or -1 to stop here (res
+ * updated). */
+static int64_t
+pause_busy(struct lock *l, struct wait_state *w, const struct lock_outcome *o,
+    int intr_fd, enum lock_result *res)
+{
+	int64_t left = w->until < 0 ? -1 : w->until - clock_ms();
+
+	w->failures = 0;
+	w->seen_busy = 1;
+	if (w->wait == 0 || (w->until >= 0 && left <= 0))
+		return -1;
+	if (l->n > 1 && nap_until(clock_ms() +
+	    clock_jitter(WAIT_SPLIT_BACKOFF_MS), intr_fd) < 0) {
+		*res = LOCK_INTERRUPTED;
+		return -1;
+	}
+	return busy_sleep(o, left);
+}
+
+/* After a failed attempt: how long to pause, or -1 to give up (res
+ * updated).  -w bounds the whole wait, failures included: when it runs
+ * out while a server fails, the lock was not obtained in time, as far
+ * as it was ever seen (else the servers are unavailable). */
+static int64_t
+pause_failed(const struct lock *l, struct wait_state *w,
+    enum lock_result *res)
+{
+	int64_t left = w->until < 0 ? -1 : w->until - clock_ms(), ms;
+
+	if (w->until >= 0 && left <= 0) {
+		if (w->seen_busy && *res == LOCK_UNAVAILABLE)
+			*res = LOCK_BUSY;
+		return -1;
+	}
+	if (w->failures++ == 0)
+		w->since = clock_ms();
+	if (w->failures >= WAIT_FAIL_TRIES && clock_ms() - w->since >=
+	    WAIT_FAIL_PERSIST_MS + failover_patience(l))
+		return -1;
+	ms = (int64_t)WAIT_FAIL_STEP_MS * w->failures;
+	return left >= 0 && left < ms ? left : ms;
+}
+
+/* Sleep ms for the lock to come free (see wait_wake()), then try
+ * again; the attempt rides behind the wait where it can (may_ride()). */
+static enum lock_result
+sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
+    enum lock_result res, int intr_fd, struct lock_outcome *o, int *stop)
+{
+	int64_t left = w->until < 0 ? -1 : w->until - clock_ms();
+	int rc;
+
+	*stop = 0;
+	if (res == LOCK_BUSY && may_ride(l, ms, left)) {
+		res = wake_and_try(l, ms, intr_fd, o, stop);
+		return res;
+	}
+	rc = wait_wake(l, ms, w->until, intr_fd, o);
+	if (rc < 0 || rc == 2) {
+		*stop = 1;
+		return rc < 0 ? LOCK_INTERRUPTED : LOCK_UNAVAILABLE;
+	}
+	if (rc > 0 && w->failures++ == 0)
+		w->since = clock_ms();
+	return lock_try(l, 0, o, intr_fd);
+}
+
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
  * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
@@ -303,61 +380,34 @@ enum lock_result
 wait_acquire(struct lock *l, int64_t wait, int intr_fd,
     struct lock_outcome *o)
 {
-	int64_t start = clock_ms(), since = 0;
-	int64_t until = wait < 0 ? -1 : start + wait;
-	int failures = 0, first = 1, no_block;
+	struct wait_state w = { .wait = wait, .start = clock_ms() };
 	enum lock_result res;
+	int first = 1, stop = 0;
 
+	w.until = wait < 0 ? -1 : w.start + wait;
 	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
 	l->mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	l->woken = 0;
+	/* A first attempt under -n still gets its full time. */
+	l->deadline = wait > 0 ? w.until : -1;
 	res = lock_try(l, 0, o, intr_fd);
-	for (;;) {
-		int64_t left, ms;
-		int rc;
+	while (!stop) {
+		int64_t ms;
 
-		if (first ? final_first(res, o, wait, clock_ms() - start) :
+		if (first ? final_first(res, o, wait, clock_ms() - w.start) :
 		    final_later(res))
 			break;
 		first = 0;
-		left = until < 0 ? -1 : until - clock_ms();
-		if (res == LOCK_BUSY) {
-			failures = 0;
-			if (wait == 0 || (until >= 0 && left <= 0))
-				break;
-			if (l->n > 1 && nap_until(clock_ms() +
-			    clock_jitter(WAIT_SPLIT_BACKOFF_MS), intr_fd) < 0) {
-				res = LOCK_INTERRUPTED;
-				break;
-			}
-			ms = busy_sleep(o, left);
-		} else {
-			if (failures++ == 0)
-				since = clock_ms();
-			if (failures >= WAIT_FAIL_TRIES &&
-			    clock_ms() - since >= WAIT_FAIL_PERSIST_MS +
-			    failover_patience(l))
-				break;
-			ms = (int64_t)WAIT_FAIL_STEP_MS * failures;
-		}
-		if (res == LOCK_BUSY && may_ride(l, ms, left)) {
-			res = wake_and_try(l, ms, intr_fd, o, &no_block);
-			if (no_block)
-				break;
-			continue;
-		}
-		rc = wait_wake(l, ms, until, intr_fd, o);
-		if (rc < 0 || rc == 2) {
-			res = rc < 0 ? LOCK_INTERRUPTED : LOCK_UNAVAILABLE;
+		ms = res == LOCK_BUSY ? pause_busy(l, &w, o, intr_fd, &res) :
+		    pause_failed(l, &w, &res);
+		if (ms < 0)
 			break;
-		}
-		if (rc > 0 && failures++ == 0)
-			since = clock_ms();
-		res = lock_try(l, 0, o, intr_fd);
+		res = sleep_and_try(l, &w, ms, res, intr_fd, o, &stop);
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */
 	if (res != LOCK_HELD)
 		lock_unqueue(l);
+	l->deadline = -1;
 	return res;
 }
