@@ -189,6 +189,7 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 		args_str(a, l->woken ? "1" : "0");
 		args_num(a, l->mark_ms);
 		args_str(a, l->waiter);
+		failover_arg(a, l);
 	} else {
 		/* A quorum's counters linger after each grant (proto.c). */
 		args_str(a, l->n > 1 ? "1" : "0");

@@ -226,43 +226,7 @@ static const char acquire_any_lua[] =
     "  local v = redis.pcall('GET', KEYS[1])\n"
     "  if type(v) == 'table' then v = '\\0other' end\n"
     "  if v then return busy(v) end\n"
-            /* --- the failover guard: begin --- */
-    "  if ARGV[8] ~= '' then\n"
-    "    local info = redis.call('INFO', 'replication')\n"
-    "    local id = string.match(info, 'master_replid:(%x+)') or ''\n"
-    "    local id2 = string.match(info, 'master_replid2:(%x+)') or ''\n"
-    "    local rk = string.sub(KEYS[1], 1, tonumber(ARGV[8])) .. '\\0failover'\n"
-    "    local t = redis.call('TIME')\n"
-    "    local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "    local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')\n"
-    "    local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[2]))\n"
-    "    if g[1] ~= id then\n"
-    /* A record from another master: a failover.  No record on a server
-     * that was once a replica: one whose first grant was lost.  No
-     * record, never a replica: a new server, not held back. */
-    "      local hold = ttl\n"
-    "      if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n"
-    "      if hold >= 0 then\n"
-    "        g[3], g[4] = now, now + hold\n"
-    "        redis.call('HSET', rk, 'since', string.format('%d', now),\n"
-    "          'until', string.format('%d', now + hold))\n"
-    "      end\n"
-    "      redis.call('HSET', rk, 'replid', id)\n"
-    "    end\n"
-    "    if tonumber(g[4] or 0) > now then\n"
-    "      return {4, g[4] - now, now - g[3]}\n"
-    "    end\n"
-    "    if ttl > (tonumber(g[2]) or 0) then\n"
-    "      redis.call('HSET', rk, 'ttl', ARGV[2])\n"
-    "    end\n"
-    /* A fencing counter from before the failover is reseeded from the
-     * clock, above every fence the old master gave. */
-    "    if g[3] and\n"
-    "      tonumber(redis.call('GET', KEYS[2]) or '0') < g[3] * 1000 then\n"
-    "      redis.call('DEL', KEYS[2])\n"
-    "    end\n"
-    "  end\n"
-    /* --- the failover guard: end --- */
+    LUA_FAILOVER_GUARD("8")
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "end\n"
     "if ARGV[7] == '1' then\n"
@@ -493,7 +457,7 @@ args_str(struct args *a, const char *s)
 void
 args_num(struct args *a, long long v)
 {
-	char *b = a->num[a->nums++ & 7];
+	char *b = a->num[a->nums++ % ARGS_NUMS];
 
 	snprintf(b, sizeof(a->num[0]), "%lld", v);
 	args_str(a, b);

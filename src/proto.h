@@ -35,6 +35,54 @@ enum script {
  * token in K (no token given in argv can hold its NUL byte).  unmark(v)
  * is K's value v without it, and whether it had it. */
 #define LUA_STOP_MARK "'\\0stop'"
+/*
+ * The failover guard (SPEC section 9; failover.c says why it is safe),
+ * a fragment of every acquire script that may grant: ARGV[plen] is ''
+ * (no guard: a plain server pays nothing) or the length of the key
+ * prefix; the guard's record is the prefix .. "\0failover".  After a
+ * failover the script returns {4, ms held back, ms since} instead of
+ * granting, until every lease granted before it can have ended
+ * (ARGV[2], the TTL, is the longest lease it has seen), and reseeds a
+ * fencing counter (KEYS[2]) from before the failover.
+ */
+#define LUA_FAILOVER_GUARD(plen) \
+    "  if ARGV[" plen "] ~= '' then\n" \
+    "    local info = redis.call('INFO', 'replication')\n" \
+    "    local id = string.match(info, 'master_replid:(%x+)') or ''\n" \
+    "    local id2 = string.match(info, 'master_replid2:(%x+)') or ''\n" \
+    "    local rk = string.sub(KEYS[1], 1, tonumber(ARGV[" plen "])) .. '\\0failover'\n" \
+    "    local t = redis.call('TIME')\n" \
+    "    local now = t[1] * 1000 + math.floor(t[2] / 1000)\n" \
+    "    local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')\n" \
+    "    local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[2]))\n" \
+    "    if g[1] ~= id then\n" \
+    /* A record from another master: a failover.  No record on a server \
+     * that was once a replica: one whose first grant was lost.  No \
+     * record, never a replica: a new server, not held back. */ \
+    "      local hold = ttl\n" \
+    "      if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end\n" \
+    "      if hold >= 0 then\n" \
+    "        g[3], g[4] = now, now + hold\n" \
+    "        redis.call('HSET', rk, 'since', string.format('%d', now),\n" \
+    "          'until', string.format('%d', now + hold))\n" \
+    "      end\n" \
+    "      redis.call('HSET', rk, 'replid', id)\n" \
+    "    end\n" \
+    "    if tonumber(g[4] or 0) > now then\n" \
+    "      return {4, g[4] - now, now - g[3]}\n" \
+    "    end\n" \
+    "    if ttl > (tonumber(g[2]) or 0) then\n" \
+    "      redis.call('HSET', rk, 'ttl', ARGV[2])\n" \
+    "    end\n" \
+    /* A fencing counter from before the failover is reseeded from the \
+     * clock, above every fence the old master gave. */ \
+    "    if g[3] and\n" \
+    "      tonumber(redis.call('GET', KEYS[2]) or '0') < g[3] * 1000 then\n" \
+    "      redis.call('DEL', KEYS[2])\n" \
+    "    end\n" \
+    "  end\n" \
+    ""
+
 #define LUA_UNMARK \
     "local function unmark(v)\n" \
     "  if v and string.sub(v, -5) == " LUA_STOP_MARK " then\n" \
@@ -72,13 +120,16 @@ extern const char proto_sh_acquire_lua[], proto_sh_renew_lua[],
  * metadata and the inherited tokens (REDLOCK_HELD) that fit. */
 #define ARGS_MAX 64
 
+/* The most numbers one vector holds (the shared acquire has ten). */
+#define ARGS_NUMS 16
+
 /* An argument vector: strings with lengths, built up one at a time.
  * Numbers are formatted into the vector's own buffers. */
 struct args {
 	int argc;
 	const char *argv[ARGS_MAX];
 	size_t len[ARGS_MAX];
-	char num[8][24];
+	char num[ARGS_NUMS][24];
 	int nums;
 	int script;		/* the script run by argv, or -1 */
 };

@@ -58,7 +58,9 @@
  * wake, xwake, waiting.  ARGV: token, ttl, fence linger, host, pid,
  * user, cmd, start, limit (0: none), wake linger, woken ('1': this
  * attempt follows a wake-up), mark ms and waiter id (see acquire_lua),
- * then inherited tokens.  Returns {1, fence} granted,
+ * the failover guard's argument (LUA_FAILOVER_GUARD: after a failover
+ * it holds shared grants back as it does exclusive ones), then
+ * inherited tokens.  Returns {1, fence} granted,
  * {2, fence, token} an inherited token holds it (exclusively or
  * shared), {0, ms} busy: held exclusively (ms: its TTL), a writer waits
  * (-1), or --limit holders hold it (ms: until the first lease ends).
@@ -80,7 +82,7 @@ const char proto_sh_acquire_lua[] =
     "if type(v) == 'table' then v = '\\0other' end\n"
     "if v and v ~= '\\0shared' then\n"
     "  local t = unmark(v)\n"
-    "  for i = 14, #ARGV do\n"
+    "  for i = 15, #ARGV do\n"
     "    if ARGV[i] == t then\n"
     "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", t}\n"
     "    end\n"
@@ -89,7 +91,7 @@ const char proto_sh_acquire_lua[] =
     "end\n"
     "if v then\n"
     "  prune()\n"
-    "  for i = 14, #ARGV do\n"
+    "  for i = 15, #ARGV do\n"
     "    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then\n"
     "      local f = redis.call('HGET', KEYS[5], ARGV[i] .. ':fence') or '0'\n"
     "      return {2, tonumber(f), ARGV[i]}\n"
@@ -108,6 +110,7 @@ const char proto_sh_acquire_lua[] =
     "  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"
     "  return busy(math.floor(tonumber(first[2]) - now))\n"
     "end\n"
+    LUA_FAILOVER_GUARD("14")
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"
     "  f = t[1] * 1000000 + t[2] + 1\n"

@@ -280,9 +280,12 @@ _blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 # only ttl/3 = 4 s after the grant, and the failover takes 2 to 3 s.
 # VARIANT "record": an earlier grant reached the replica (its record
 # names the old master); "first": the lost grant was the master's first
-# (the replica has no record, but was a replica).
+# (the replica has no record, but was a replica).  Further arguments are
+# the waiter's options (-s, --limit 1: the guard holds every kind of
+# grant back).
 staged_loss() {
 	local g=$1 variant=$2 url kill_ms d=$BATS_TEST_TMPDIR
+	local -a wopts=("${@:3}")
 	sentinel_setup "$g" "svc-$g" || return 1
 	url=$SENTINEL_URL
 	if [[ $variant == record ]]; then
@@ -296,7 +299,7 @@ staged_loss() {
 	kill_ms=$(now_ms)
 	kill_redis "$g-m"
 	promoted "$g" "svc-$g"
-	guarded_bg w -v -u "$url" -t 12s -w 40 job
+	guarded_bg w -v -u "$url" -t 12s -w 40 "${wopts[@]}" job
 	bg_wait h 30
 	assert_equal "$BG_STATUS" 75
 	assert_gone_by h $((kill_ms + 12000)) "the end of the lease granted before the failover"
@@ -327,4 +330,12 @@ staged_loss() {
 	for ((rep = 0; rep < ${REDLOCK_SOAK:-1}; rep++)); do
 		staged_loss "e$rep" first
 	done
+}
+
+@test "staged loss: a shared waiter (-s) is held back as an exclusive one is, and its fence does not go back" {
+	staged_loss f record -s
+}
+
+@test "staged loss: a semaphore waiter (--limit 1) is held back too" {
+	staged_loss g first --limit 1
 }
