@@ -274,9 +274,14 @@ static const char renew_lua[] =
  * Release if token ARGV[1] holds the lock: delete it with its record,
  * and wake one waiter if any waits (KEYS[4]; the wake list lingers
  * PROTO_WAKE_LINGER_MS); given ARGV[2] (--min-hold: ms, always more
- * than 0) leave it to expire that much later instead.  KEYS: K, meta,
- * wake, waiting.  Returns 1 released, 2 left to expire, 0 held by another
- * token, -2 held shared, -1 free.
+ * than 0) leave it to expire that much later instead.  When shared
+ * requests were turned away for waiting writers (hmeta's rwait, see
+ * proto_sh_acquire_lua), the readers get the next turn: K is left held
+ * shared by nobody for PROTO_READERS_TURN_MS, which writers cannot take
+ * and readers may, waiting writers or not (hmeta's turn), and every
+ * waiter is woken.  KEYS: K, meta, wake, waiting, hmeta.  Returns 1
+ * released, 2 left to expire, 0 held by another token, -2 held shared,
+ * -1 free.
  */
 static const char release_lua[] =
     LUA_TOKEN_HOLDS
@@ -286,12 +291,24 @@ static const char release_lua[] =
     "  return 2\n"
     "end\n"
     "redis.call('DEL', KEYS[1], KEYS[2])\n"
-    "if redis.call('EXISTS', KEYS[4]) == 1 then\n"
-    "  if redis.call('RPUSH', KEYS[3], '1') > 1 then\n"
-    "    redis.call('LTRIM', KEYS[3], 0, 0)\n"
-    "  end\n"
-    "  redis.call('PEXPIRE', KEYS[3], '" PROTO_STR(PROTO_WAKE_LINGER_MS) "')\n"
+    "if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end\n"
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local n = 1\n"
+    "if tonumber(redis.call('HGET', KEYS[5], 'rwait') or '0') > now then\n"
+    "  local turn = '" PROTO_STR(PROTO_READERS_TURN_MS) "'\n"
+    "  redis.call('SET', KEYS[1], '\\0shared', 'PX', turn)\n"
+    "  redis.call('HSET', KEYS[5], 'turn', string.format('%d', now + turn))\n"
+    "  redis.call('PEXPIRE', KEYS[5], turn)\n"
+    "  n = math.min(redis.call('ZCARD', KEYS[4]), 1000)\n"
+    "  redis.call('DEL', KEYS[3])\n"
     "end\n"
+    "local ones = {}\n"
+    "for i = 1, n do ones[i] = '1' end\n"
+    "if redis.call('RPUSH', KEYS[3], unpack(ones)) > n then\n"
+    "  redis.call('LTRIM', KEYS[3], 0, n - 1)\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[3], '" PROTO_STR(PROTO_WAKE_LINGER_MS) "')\n"
     "return 1\n";
 
 /*
@@ -494,7 +511,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 	static const char order[SCRIPT_COUNT][10] = {	/* 9 keys at most */
 		[SCRIPT_ACQUIRE] = "kfmaq", [SCRIPT_ACQUIRE_ANY] = "kfmqha",
 		[SCRIPT_RENEW] = "km", [SCRIPT_RENEW_LEASE] = "k",
-		[SCRIPT_RELEASE] = "kmwa", [SCRIPT_BUMP] = "fm",
+		[SCRIPT_RELEASE] = "kmwaH", [SCRIPT_BUMP] = "fm",
 		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
 		[SCRIPT_STOP] = "khsHm", [SCRIPT_NOTIFY] = "d",

@@ -108,6 +108,13 @@ enum script {
  * jitter and a round trip). */
 #define PROTO_WAIT_MARK_MS 2000
 
+/* How long readers have the lock to themselves after an exclusive
+ * release while writers wait too (phase-fair: otherwise two writers
+ * taking turns would keep every shared request out).  A reader woken by
+ * the release needs a round trip; one in its pause between attempts
+ * wakes within wait.c's poll interval and jitter (300 ms). */
+#define PROTO_READERS_TURN_MS 500
+
 /* A number macro as a string literal, for a script's text. */
 #define PROTO_STR(x) PROTO_STR_(x)
 #define PROTO_STR_(x) #x

@@ -65,7 +65,10 @@
  * shared), {0, ms} busy: held exclusively (ms: its TTL), a writer waits
  * (-1), or --limit holders hold it (ms: until the first lease ends).
  * A grant that leaves room wakes the next waiter; a woken request
- * turned away for a waiting writer hands its wake-up to the writers.
+ * turned away for a waiting writer hands its wake-up to the writers,
+ * and a busy request that will wait notes in hmeta (rwait) that
+ * readers wait, so that the next exclusive release gives them a turn
+ * (release_lua).
  * A request turned away that will wait joins the waiters (KEYS[9]), as
  * acquire_lua's do.
  */
@@ -75,6 +78,10 @@ const char proto_sh_acquire_lua[] =
     "  if ARGV[12] ~= '0' then\n"
     "    redis.call('ZADD', KEYS[9], 0, ARGV[13])\n"
     "    redis.call('PEXPIRE', KEYS[9], ARGV[12])\n"
+    "    redis.call('HSET', KEYS[5], 'rwait', now + ARGV[12])\n"
+    "    if redis.call('PTTL', KEYS[5]) < tonumber(ARGV[12]) then\n"
+    "      redis.call('PEXPIRE', KEYS[5], ARGV[12])\n"
+    "    end\n"
     "  end\n"
     "  return {0, ms}\n"
     "end\n"
@@ -100,7 +107,8 @@ const char proto_sh_acquire_lua[] =
     "else\n"
     "  redis.call('DEL', KEYS[4], KEYS[5])\n"
     "end\n"
-    "if writers() then\n"
+    "local turn = tonumber(redis.call('HGET', KEYS[5], 'turn') or '0') > now\n"
+    "if not turn and writers() then\n"
     "  if ARGV[11] == '1' then push(KEYS[8]) end\n"
     "  return busy(-1)\n"
     "end\n"

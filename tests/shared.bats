@@ -191,6 +191,30 @@ run_workers() {
 }
 holders_at_least() { (($(holders name) >= $1)); }
 
+@test "readers are not starved by writers taking turns: a -s request gets in between two looping writers" {
+	local d=$BATS_TEST_TMPDIR
+	# Two writers, each taking the lock again as soon as it is free: one
+	# of them always waits, and every release goes to the other.
+	local w
+	for w in 1 2; do
+		bg_start "w$w" /bin/sh -c '
+			rl=$1 d=$2 i=0
+			while [ ! -e "$d/stop" ] && [ $i -lt 2000 ]; do
+				"$rl" name sh -c "sleep 0.05"; i=$((i + 1))
+			done' loop "$RL" "$d"
+	done
+	wait_until writer_queued name
+	local i t0
+	for i in 1 2 3; do
+		t0=$(now_ms)
+		run -0 redlock -s -w 5s name true
+		(($(now_ms) - t0 < 5000)) || fail "reader $i waited $(($(now_ms) - t0)) ms"
+	done
+	: >"$d/stop"
+	bg_wait w1 20
+	bg_wait w2 20
+}
+
 @test "a waiting writer that gives up leaves the queue at once" {
 	hold_lock r -s name
 	run -1 redlock -w 0.3 name true
