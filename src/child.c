@@ -44,6 +44,34 @@ child_setup(const struct child *ch)
 	sig_child_defaults();
 }
 
+/*
+ * The rest of the child's life between vfork and exec (system calls
+ * only, as child_setup()): exec argv, or write why not to fd.
+ */
+static void __attribute__((noreturn))
+child_exec(const struct child *ch, pid_t parent, char *const argv[],
+    char *const envp[], int fd)
+{
+	int err;
+
+	child_setup(ch);
+	/* Nothing protects the command once redlock is gone; the guard
+	 * also stops the rest of its tree then. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_NOTFOUND);
+	/* A redlock stopped before the vfork for longer than the lease:
+	 * the guard has come and gone, so start nothing. */
+	if (ch->exec_by != 0 && clock_ms() >= ch->exec_by)
+		err = ETIME;
+	else {
+		execvpe(argv[0], argv, envp);
+		err = errno;
+	}
+	(void)!write(fd, &err, sizeof(err));
+	_exit(EXIT_NOTFOUND);
+}
+
 /* Is redlock in the foreground of the terminal on stdin? */
 static int
 in_foreground(void)
@@ -84,24 +112,8 @@ child_spawn(struct child *ch, char *const argv[], char *const envp[])
 	 * and it makes only system calls before exec, as glibc's own
 	 * posix_spawn child does. */
 	pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
-	if (pid == 0) {
-		child_setup(ch); // NOLINT(clang-analyzer-unix.Vfork)
-		/* Nothing protects the command once redlock is gone; the
-		 * guard also stops the rest of its tree then. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(EXIT_NOTFOUND);
-		/* A redlock stopped before the vfork for longer than the
-		 * lease: the guard has come and gone, so start nothing. */
-		if (ch->exec_by != 0 && clock_ms() >= ch->exec_by)
-			err = ETIME;
-		else {
-			execvpe(argv[0], argv, envp);
-			err = errno;
-		}
-		(void)!write(ep[1], &err, sizeof(err));
-		_exit(EXIT_NOTFOUND);
-	}
+	if (pid == 0)
+		child_exec(ch, parent, argv, envp, ep[1]); // NOLINT(clang-analyzer-unix.Vfork)
 	if (pid < 0)
 		err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
