@@ -121,16 +121,19 @@ TRAPPING='p=$1
 renewal_hiccup() {
 	local tag=$1 p=$BATS_TEST_TMPDIR/$1
 	if [[ $2 == closed ]]; then
-		"$SPAWN" "$RL" -t 4s hic /bin/sh -c "$TRAPPING" trapping "$p" \
+		"$SPAWN" "$RL" -t 6s hic /bin/sh -c "$TRAPPING" trapping "$p" \
 			<&- >"$p.out" 2>&- 3>&- &
 	else
-		"$SPAWN" "$RL" -t 4s hic /bin/sh -c "$TRAPPING" trapping "$p" \
+		"$SPAWN" "$RL" -t 6s hic /bin/sh -c "$TRAPPING" trapping "$p" \
 			</dev/null >"$p.out" 2>"$p.err" 3>&- &
 	fi
 	echo $! >"$p.pid"
 	echo $! >>"$BATS_TEST_TMPDIR/bg.pids"
 	wait_for_file "$p.held" 20
-	assert_equal "$(rcli CLIENT PAUSE 2400 ALL)" OK
+	# Long enough for a renewal (due at 2 s) and its retry to time out
+	# (about 1.3 s each), short enough that the third gets through
+	# before the command must be stopped (5.2 s).
+	assert_equal "$(rcli CLIENT PAUSE 4700 ALL)" OK
 	# Once the pause is over, a renewal gets through: the TTL is back
 	# above what is left of the first lease.
 	wait_until -t 10 eval '(($(rcli PTTL redlock:hic) > 3000)) || pid_dead "$(cat "$p.pid")"'
