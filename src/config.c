@@ -27,12 +27,17 @@
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
 #define MAX_URLS 64
+/* A hook's default time limit: a ping to a monitor takes well under a
+ * second; one that hangs must not hold up a cron job for long. */
+#define DEFAULT_HOOK_TIMEOUT 5000
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
 	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
 	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
 	OPT_LABEL, OPT_STORE_ARGS,
+	OPT_METRICS_DIR, OPT_RECORD, OPT_SKIP_ALERT, OPT_ON_START, OPT_ON_EXIT,
+	OPT_HOOK_TIMEOUT, OPT_PROM,
 	OPT_END
 };
 
@@ -72,6 +77,13 @@ static const struct option longopts[] = {
 	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "store-args", no_argument, NULL, OPT_STORE_ARGS },
+	{ "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
+	{ "record", no_argument, NULL, OPT_RECORD },
+	{ "skip-alert", required_argument, NULL, OPT_SKIP_ALERT },
+	{ "on-start", required_argument, NULL, OPT_ON_START },
+	{ "on-exit", required_argument, NULL, OPT_ON_EXIT },
+	{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
+	{ "prom", no_argument, NULL, OPT_PROM },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -93,11 +105,13 @@ static const struct config_env_special env_special[] = {
 	{ OPT_KEY, "REDLOCK_TLS_KEY" },		/* key in the command's env */
 	{ OPT_TLS, "REDLOCK_TLS" },
 	{ OPT_STORE_ARGS, "REDLOCK_STORE_ARGS" },
+	{ OPT_RECORD, "REDLOCK_RECORD" },
 	{ 0, NULL }
 };
 
 static const char *const verbs[] = {
-	"run", "acquire", "release", "extend", "status", "list", "break", "stop"
+	"run", "acquire", "release", "extend", "status", "list", "break", "stop",
+	"runs"
 };
 
 /* Parsing state that does not outlive config_parse(). */
@@ -225,6 +239,55 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 }
 
 /*
+ * Every outcome seen (SPEC section 13): --metrics-dir, --record,
+ * --skip-alert, the hooks and their timeout, --prom.  Returns
+ * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
+ */
+static int
+monitor_option(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
+{
+	char *end;
+
+	if (arg != NULL && arg[0] == '\0' && ch >= OPT_METRICS_DIR &&
+	    ch <= OPT_PROM)
+		return bad(p, "%s needs a value, not ''", who);
+	switch (ch) {
+	case OPT_METRICS_DIR:
+		c->metrics_dir = arg;
+		break;
+	case OPT_RECORD:
+		c->record = 1;
+		break;
+	case OPT_SKIP_ALERT:
+		c->skip_alert = strtol(arg, &end, 10);
+		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' ||
+		    c->skip_alert < 1 || c->skip_alert > LIMIT_MAX)
+			return bad(p, "invalid %s: '%s' (an integer from 1 to "
+			    "1000000)", who, arg);
+		break;
+	case OPT_ON_START:
+		c->on_start = arg;
+		break;
+	case OPT_ON_EXIT:
+		c->on_exit = arg;
+		break;
+	case OPT_HOOK_TIMEOUT:
+		if (duration_opt(p, who, arg, &c->hook_timeout) != CONFIG_OK)
+			return CONFIG_USAGE;
+		if (c->hook_timeout == 0)
+			return bad(p, "%s must be more than 0, not '%s'", who, arg);
+		break;
+	case OPT_PROM:
+		c->prom = 1;
+		break;
+	default:
+		return -1;
+	}
+	return CONFIG_OK;
+}
+
+/*
  * Apply one option with a value (arg) or without (arg NULL); who names
  * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
  * environment.  Returns CONFIG_OK or the result to return.
@@ -237,6 +300,8 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 	long v;
 	int rc = mode_option(c, p, ch, arg, who);
 
+	if (rc < 0)
+		rc = monitor_option(c, p, ch, arg, who);
 	if (rc >= 0)
 		return rc;
 	switch (ch) {
@@ -495,6 +560,10 @@ settle(struct config *c, struct parse *p)
 		return rc;
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
 		return rc;
+	if (c->skip_alert > 0 && !c->record)
+		return bad(p, "%s needs --record: the attempts in a row are "
+		    "counted in the run record", p->seen[OPT_SKIP_ALERT] ?
+		    "--skip-alert" : "REDLOCK_SKIP_ALERT");
 	if ((t->cert == NULL) != (t->key == NULL))
 		return bad(p, "%s '%s' needs %s too", t->cert ?
 		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :
@@ -542,6 +611,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 	c->wait = -1;
 	c->kill_after = -1;
 	c->max_time = -1;
+	c->hook_timeout = DEFAULT_HOOK_TIMEOUT;
 	c->conflict_exit = 1;
 	c->verb = VERB_RUN;
 	err[0] = '\0';

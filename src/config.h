@@ -15,7 +15,7 @@
 
 enum verb {
 	VERB_RUN, VERB_ACQUIRE, VERB_RELEASE, VERB_EXTEND, VERB_STATUS,
-	VERB_LIST, VERB_BREAK, VERB_STOP
+	VERB_LIST, VERB_BREAK, VERB_STOP, VERB_RUNS
 };
 
 enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
@@ -52,7 +52,14 @@ struct config {
 	const char *name;
 	char **cmd;		/* NULL-terminated, or NULL with -c */
 	const char *token;	/* release, extend */
-	const char *pattern;	/* list */
+	const char *pattern;	/* list, runs */
+	/* Every outcome seen (monitor.c). */
+	const char *metrics_dir;	/* --metrics-dir, or NULL */
+	int record;		/* --record */
+	long skip_alert;	/* --skip-alert N; 0: none */
+	const char *on_start, *on_exit;	/* hooks, or NULL */
+	int64_t hook_timeout;
+	int prom;		/* runs --prom */
 };
 
 int config_parse(struct config *c, int argc, char **argv, char *err,

@@ -79,11 +79,11 @@ int
 config_verb_operands(struct config *c, const char **ops, int n, char *err,
     size_t errlen)
 {
-	static const int want[] = { 0, 1, 2, 2, 1, -1, 1, 1 };
+	static const int want[] = { 0, 1, 2, 2, 1, -1, 1, 1, -1 };
 	static const char *const missing[] = {
 		"", "missing lock NAME", "missing lock NAME and TOKEN",
 		"missing lock NAME and TOKEN", "missing lock NAME", "",
-		"missing lock NAME", "missing lock NAME"
+		"missing lock NAME", "missing lock NAME", ""
 	};
 	int w = want[c->verb];
 

@@ -1,6 +1,7 @@
 /*
  * log.c - diagnostics.  One line each on stderr, prefixed "redlock: ".
- * Errors and warnings are silenced by -q; progress lines need -v.
+ * Errors and warnings are silenced by -q (not --skip-alert's alert);
+ * progress lines need -v.
  * Usage errors always print, followed by the pointer to --help.
  * Callers never pass a password: URLs are named with url_name().
  */
@@ -68,6 +69,18 @@ log_info(const char *fmt, ...)
 
 	if (level < LOG_VERBOSE)
 		return;
+	va_start(ap, fmt);
+	emit(fmt, ap);
+	va_end(ap);
+}
+
+/* A line that -q does not silence: --skip-alert's, which a quiet cron
+ * job is meant to speak up with. */
+void
+log_alert(const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
 	emit(fmt, ap);
 	va_end(ap);

@@ -8,6 +8,7 @@ void log_set_level(int level);
 int log_level(void);
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_alert(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

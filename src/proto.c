@@ -417,6 +417,14 @@ aux_key(const char *k, size_t n, const char *suffix, size_t *len)
 	return b;
 }
 
+/* An auxiliary key of K named suffix, as aux_key() makes them, for the
+ * modules that keep keys of their own beside a lock (record.c). */
+char *
+proto_aux_key(const char *k, size_t n, const char *suffix, size_t *len)
+{
+	return aux_key(k, n, suffix, len);
+}
+
 /* Fill k with the keys of NAME under prefix.  Returns 0, or -1 when out
  * of memory (free k with proto_keys_free() in either case). */
 int

@@ -18,6 +18,7 @@
 #include "guard.h"
 #include "holder.h"
 #include "log.h"
+#include "monitor.h"
 #include "sig.h"
 #include "supervise.h"
 #include "verbs.h"
@@ -92,20 +93,25 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 {
 	struct lock_outcome o = { 0 };
 	enum lock_result res;
+	struct monitor mon;
 	struct run r;
 	int status, code;
 
 	*die_by = 0;
+	monitor_begin(&mon, c, l);
 	holder_meta(&l->meta, (long)getpid());
 	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return verbs_not_acquired(c, res, &o, die_by);
+		return monitor_refused(&mon, res,
+		    verbs_not_acquired(c, res, &o, die_by));
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 	supervise_init(&r, c, l, res == LOCK_HELD);
+	monitor_acquired(&mon);
 	code = spawn(c, &r);
+	monitor_started(&mon, code);
 	if (code == 0) {
 		status = supervise(&r);
 		child_take_terminal(&r.child);
@@ -123,5 +129,5 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 		finish(&r);
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);
-	return code;
+	return monitor_end(&mon, &r, code, *die_by);
 }

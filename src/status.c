@@ -15,6 +15,7 @@
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
+#include "record.h"
 #include "topology.h"
 
 /* "user@host pid N", escaped. */
@@ -126,6 +127,7 @@ status_show(const struct config *c, struct lock *l)
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
 	const struct lock_view *h;
+	struct record rec;
 	int answered = inspect_lock(l, v, 0, &o);
 
 	if (answered < l->quorum) {
@@ -134,8 +136,11 @@ status_show(const struct config *c, struct lock *l)
 		return EXIT_UNAVAILABLE;
 	}
 	h = inspect_agreed(l, v);
+	record_read(l, &rec);
 	if (c->json) {
 		status_json(l, h, h != NULL);
+		fputs(",\"record\":", stdout);
+		record_json(&rec);
 		if (l->n > 1) {
 			fputs(",\"servers\":[", stdout);
 			for (int i = 0; i < l->n; i++) {
@@ -150,6 +155,7 @@ status_show(const struct config *c, struct lock *l)
 		fputs("}\n", stdout);
 	} else {
 		status_text(l, h);
+		record_text(&rec);
 		for (int i = 0; l->n > 1 && i < l->n; i++) {
 			char ttl[32];
 			duration_format(v[i].pttl, ttl, sizeof(ttl));
@@ -160,6 +166,7 @@ status_show(const struct config *c, struct lock *l)
 		}
 	}
 	inspect_views_free(v, l->n);
+	record_free(&rec);
 	return h != NULL ? 0 : 1;
 }
 
@@ -292,6 +299,7 @@ struct row {
 	const char *name;
 	size_t namelen;
 	struct lock_view v;
+	struct record rec;	/* list --json: the run record */
 };
 
 static void
@@ -354,6 +362,8 @@ list_rows(const struct config *c, struct lock *l, const struct scan *sc,
 		    (h = inspect_agreed(&k, v)) != NULL) {
 			rows[nrows].name = f->key + pl;
 			rows[nrows].namelen = f->len - pl;
+			if (c->json)
+				record_read(&k, &rows[nrows].rec);
 			rows[nrows++].v = *h;
 			/* The row owns the holders now. */
 			v[h - v].holders = NULL;
@@ -394,13 +404,17 @@ status_list(const struct config *c, struct lock *l)
 			    .k = { .key = (char *)rows[i].name - pl,
 			    .keylen = rows[i].namelen + pl } };
 			status_json(&t, &rows[i].v, 1);
+			fputs(",\"record\":", stdout);
+			record_json(&rows[i].rec);
 			fputs("}\n", stdout);
 		}
 	} else
 		list_text(rows, nrows);
 out:
-	for (size_t i = 0; i < nrows; i++)
+	for (size_t i = 0; i < nrows; i++) {
 		free(rows[i].v.holders);
+		record_free(&rows[i].rec);
+	}
 	free(m);
 	for (int i = 0; i < l->n; i++)
 		topology_masters_free(nodes[i], nnodes[i]);

@@ -289,6 +289,8 @@ verbs_run(const struct config *c, struct lock *l, int *die_by)
 		return output_written(c, status_list(c, l));
 	case VERB_STOP:
 		return stop_run(c, l, die_by);
+	case VERB_RUNS:
+		return runs_show(c, l);
 	default:
 		return EXIT_INTERNAL;
 	}

@@ -12,5 +12,6 @@ int status_show(const struct config *c, struct lock *l);
 int status_list(const struct config *c, struct lock *l);
 void verbs_conflict(const struct config *c, const char *msg);
 int stop_run(const struct config *c, struct lock *l, int *die_by);
+int runs_show(const struct config *c, struct lock *l);
 
 #endif

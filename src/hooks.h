@@ -1,0 +1,22 @@
+/* hooks.h - --on-start and --on-exit: shell commands told the outcome */
+#ifndef REDLOCK_HOOKS_H
+#define REDLOCK_HOOKS_H
+
+#include <stdint.h>
+
+/* What a hook is told (REDLOCK_* variables in its environment). */
+struct hook_info {
+	const char *event;	/* "start" or "exit" */
+	const char *name, *host, *run_id;
+	long long fence;	/* 0: the lock was not obtained */
+	const char *outcome;	/* exit: the outcome word; start: NULL */
+	int exit_status;
+	int64_t wait_ms, run_ms;
+};
+
+char **hooks_env(const struct hook_info *h);
+int hooks_start(const char *cmd, char *const env[], int64_t timeout_ms);
+void hooks_wait(int *fd, int64_t timeout_ms);
+void hooks_exit(const char *cmd, char *const env[], int64_t timeout_ms);
+
+#endif

@@ -1,0 +1,25 @@
+/* metrics.h - the node_exporter textfile of one NAME on this host */
+#ifndef REDLOCK_METRICS_H
+#define REDLOCK_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outcome.h"
+
+/* What one write says: the start (running, outcome < 0) or the end. */
+struct metrics_event {
+	int outcome;		/* enum outcome, or -1: the command started */
+	int exit_status;
+	int ran;		/* the command ran: start_ms and run_ms count */
+	int64_t start_ms;	/* wall clock, when the command started */
+	int64_t end_ms;		/* wall clock, at the end */
+	int64_t run_ms, wait_ms;
+};
+
+int metrics_write(const char *dir, const char *name,
+    const struct metrics_event *e, int64_t patience_ms, char *err,
+    size_t errlen);
+int metrics_file_name(const char *name, char *buf, size_t len);
+
+#endif

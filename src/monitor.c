@@ -1,0 +1,208 @@
+/*
+ * monitor.c - every outcome seen (SPEC section 13): the run form calls
+ * in here as it goes, and this file tells --metrics-dir, --record,
+ * --on-start and --on-exit what became of the run.  None of them
+ * changes the exit status (except --skip-alert, which exists to), or
+ * comes between the command and its lock: the "running" metrics are
+ * written once the command runs, the on-start hook runs beside it, and
+ * the end's metrics, record and on-exit hook come after the release.
+ * Without these options nothing here reaches Redis or the disk.
+ */
+#include "monitor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uuid/uuid.h>
+
+#include "clock.h"
+#include "exit.h"
+#include "hooks.h"
+#include "log.h"
+#include "metrics.h"
+#include "outcome.h"
+#include "print.h"
+#include "record.h"
+
+/* How long a metrics write waits for the other writers of the
+ * directory on this host.  While the command starts: briefly, since a
+ * renewal may soon be due; at the end, after the release, longer. */
+#define MONITOR_START_PATIENCE_MS 10
+#define MONITOR_END_PATIENCE_MS 1000
+
+void
+monitor_begin(struct monitor *m, const struct config *c, struct lock *l)
+{
+	uuid_t u;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = c;
+	m->lock = l;
+	m->begin = clock_ms();
+	m->start_fd = -1;
+	if (c->on_start != NULL || c->on_exit != NULL) {
+		uuid_generate_random(u);
+		uuid_unparse_lower(u, m->run_id);
+	}
+}
+
+/* Write the metrics event e; a failure is one warning a run. */
+static void
+metrics(struct monitor *m, const struct metrics_event *e, int64_t patience)
+{
+	const struct config *c = m->cfg;
+	char err[256];
+
+	if (c->metrics_dir == NULL ||
+	    metrics_write(c->metrics_dir, c->name, e, patience, err,
+	    sizeof(err)) == 0 || m->warned)
+		return;
+	m->warned = 1;
+	log_error("cannot write the metrics of lock '%s' to '%s': %s",
+	    c->name, c->metrics_dir, err);
+}
+
+/* Run hook cmd for event ("start" or "exit"); outcome NULL at start.
+ * Returns the on-start runner's pipe, or -1. */
+static int
+hook(struct monitor *m, const char *cmd, const char *outcome, int code)
+{
+	const struct config *c = m->cfg;
+	int64_t now = clock_ms();
+	struct hook_info h = {
+		.event = outcome ? "exit" : "start", .name = c->name,
+		.host = m->lock->meta.host, .run_id = m->run_id,
+		.fence = m->acquired ? m->lock->fence : 0, .outcome = outcome,
+		.exit_status = code,
+		.wait_ms = (m->acquired ? m->acquired : now) - m->begin,
+		.run_ms = m->started ? now - m->started : 0,
+	};
+	char **env = hooks_env(&h);
+	int fd = -1;
+
+	if (env == NULL) {
+		log_error("cannot run the --on-%s hook: out of memory", h.event);
+		return -1;
+	}
+	if (outcome == NULL)
+		fd = hooks_start(cmd, env, c->hook_timeout);
+	else
+		hooks_exit(cmd, env, c->hook_timeout);
+	free(env);
+	return fd;
+}
+
+/* The lock is held: the on-start hook goes off just before the command
+ * starts (see hooks.c). */
+void
+monitor_acquired(struct monitor *m)
+{
+	m->acquired = clock_ms();
+	if (m->cfg->on_start != NULL)
+		m->start_fd = hook(m, m->cfg->on_start, NULL, 0);
+}
+
+/* The command was started (code 0) or could not be (its status). */
+void
+monitor_started(struct monitor *m, int code)
+{
+	struct metrics_event e = { .outcome = -1 };
+
+	if (code != 0)
+		return;
+	m->started = clock_ms();
+	m->start_wall = clock_wall_ms();
+	e.start_ms = m->start_wall;
+	metrics(m, &e, MONITOR_START_PATIENCE_MS);
+}
+
+/* The end of every invocation: metrics, the run record, the hooks.
+ * Returns code. */
+static int
+ended(struct monitor *m, enum outcome o, int code)
+{
+	const struct config *c = m->cfg;
+	int64_t now = clock_ms(), wall = clock_wall_ms();
+	struct metrics_event e = {
+		.outcome = (int)o, .exit_status = code, .ran = m->started > 0,
+		.start_ms = m->start_wall, .end_ms = wall,
+		.run_ms = m->started ? now - m->started : 0,
+		.wait_ms = (m->acquired ? m->acquired : now) - m->begin,
+	};
+	struct record_run run = { o, code, m->start_wall, wall, e.wait_ms };
+	char err[384];
+
+	metrics(m, &e, MONITOR_END_PATIENCE_MS);
+	if (c->record && m->acquired && record_run(m->lock, &run, err,
+	    sizeof(err)) < 0)
+		log_error("cannot keep the run record of lock '%s': %s",
+		    c->name, err);
+	hooks_wait(&m->start_fd, c->hook_timeout);
+	if (c->on_exit != NULL)
+		hook(m, c->on_exit, outcome_word(o), code);
+	return code;
+}
+
+/* --skip-alert: the alert, naming who holds NAME (h). */
+static void
+skip_alert(const struct config *c, long long n, const struct record_holder *h)
+{
+	char user[128], host[512], since[32], ago[32];
+
+	if (h->state != 1) {
+		log_alert("lock '%s' was busy %lld times in a row (%s)", c->name,
+		    n, h->state == 3 ? "held shared" : h->state == 2 ?
+		    "held by another client" : "free now");
+		return;
+	}
+	print_time(h->start_ms, since, sizeof(since));
+	record_ago(clock_wall_ms() - h->start_ms, ago, sizeof(ago));
+	log_alert("lock '%s' was busy %lld times in a row: held by %s@%s "
+	    "pid %ld since %s (%s ago)", c->name, n,
+	    print_escape(h->user, user, sizeof(user)),
+	    print_escape(h->host, host, sizeof(host)), h->pid, since, ago);
+}
+
+/*
+ * The lock was not obtained (res), and code is the status that says so.
+ * With --record a busy or timed-out attempt is counted, and with
+ * --skip-alert N the Nth in a row (and every later one until a run)
+ * exits 1, naming the holder.  Returns the exit status.
+ */
+int
+monitor_refused(struct monitor *m, enum lock_result res, int code)
+{
+	const struct config *c = m->cfg;
+	struct outcome_facts f = { .res = res, .wait = c->wait, .code = code };
+	enum outcome o = outcome_of(&f);
+	struct record_holder h;
+	char err[384];
+	long long n;
+
+	if (c->record && outcome_skipped(o)) {
+		n = record_skip(m->lock, o, &h, err, sizeof(err));
+		if (n < 0)
+			log_error("cannot keep the run record of lock '%s': %s",
+			    c->name, err);
+		else if (c->skip_alert > 0 && n >= c->skip_alert) {
+			skip_alert(c, n, &h);
+			code = EXIT_NOT_HELD;
+		}
+	}
+	return ended(m, o, code);
+}
+
+/* The command is done and the lock released (r, code and die_by as
+ * run_command() has them).  Returns code. */
+int
+monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+{
+	struct outcome_facts f = {
+		.acquired = 1, .spawned = m->started > 0, .lost = r->lost,
+		.timed_out = r->timed_out, .stopped = r->stop_asked,
+		.signaled = die_by != 0, .code = code,
+	};
+
+	return ended(m, outcome_of(&f), code);
+}

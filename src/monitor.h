@@ -1,0 +1,32 @@
+/* monitor.h - what the run form tells the outside about each run:
+ * metrics (metrics.c), the run record (record.c), hooks (hooks.c) */
+#ifndef REDLOCK_MONITOR_H
+#define REDLOCK_MONITOR_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "lock.h"
+#include "supervise.h"
+
+struct monitor {
+	const struct config *cfg;
+	struct lock *lock;
+	int64_t begin;		/* clock_ms() when the run form began */
+	int64_t acquired;	/* clock_ms() when the lock was held, or 0 */
+	int64_t started;	/* clock_ms() when the command started, or 0 */
+	int64_t start_wall;	/* the same on the wall clock */
+	int start_fd;		/* the --on-start runner's pipe, or -1 */
+	int warned;		/* the metrics warning was given */
+	char run_id[37];	/* pairs --on-start with --on-exit */
+};
+
+void monitor_begin(struct monitor *m, const struct config *c,
+    struct lock *l);
+void monitor_acquired(struct monitor *m);
+void monitor_started(struct monitor *m, int code);
+int monitor_refused(struct monitor *m, enum lock_result res, int code);
+int monitor_end(struct monitor *m, const struct run *r, int code,
+    int die_by);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * prom.c - the Prometheus text exposition format (0.0.4), as the
+ * node_exporter textfile collector and promtool read it: HELP and TYPE
+ * lines, label values escaped, values without a timestamp (the
+ * collector drops a whole file whose lines carry one).
+ */
+#include "prom.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Make room for n more bytes and a NUL; 0, or -1 (b->oom set). */
+static int
+prom_room(struct prom_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	char *p;
+
+	if (b->oom)
+		return -1;
+	if (b->len + n + 1 <= b->cap)
+		return 0;
+	while (cap < b->len + n + 1)
+		cap *= 2;
+	if ((p = realloc(b->p, cap)) == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void
+prom_add(struct prom_buf *b, const char *s, size_t n)
+{
+	if (prom_room(b, n) < 0)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void
+prom_printf(struct prom_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	/* ap comes from va_start() just above. */
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+	va_end(ap);
+	if (n > 0)
+		prom_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n :
+		    sizeof(tmp) - 1);
+}
+
+/*
+ * The length of the well-formed UTF-8 sequence at s (n bytes left), or
+ * 0: no overlong forms, no surrogates, nothing above U+10FFFF, which
+ * is what Go's utf8.Valid, and so Prometheus, accepts.
+ */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len > n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/*
+ * key="value" with the n bytes of s as the value: backslash, double
+ * quote and line feed escaped as the format says, and each byte that
+ * is not part of valid UTF-8 written as the four characters \xNN (the
+ * backslash itself escaped), so that any byte string gives a valid
+ * label and different strings rarely the same one.
+ */
+void
+prom_label(struct prom_buf *b, const char *key, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	prom_printf(b, "%s=\"", key);
+	for (size_t i = 0; i < n;) {
+		size_t u = utf8_seq(p + i, n - i);
+
+		if (u == 0)
+			prom_printf(b, "\\\\x%02x", p[i++]);
+		else if (p[i] == '\\' || p[i] == '"')
+			prom_printf(b, "\\%c", p[i++]);
+		else if (p[i] == '\n') {
+			prom_add(b, "\\n", 2);
+			i++;
+		} else {
+			prom_add(b, s + i, u);
+			i += u;
+		}
+	}
+	prom_add(b, "\"", 1);
+}
+
+/* The HELP and TYPE lines of family f. */
+void
+prom_header(struct prom_buf *b, const struct prom_family *f)
+{
+	prom_printf(b, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
+	    f->name, f->type);
+}
+
+/* A time or a span of ms as seconds, in the base unit. */
+void
+prom_seconds(struct prom_buf *b, int64_t ms)
+{
+	if (ms < 0)
+		ms = 0;
+	prom_printf(b, "%lld.%03lld", (long long)(ms / 1000),
+	    (long long)(ms % 1000));
+}
+
+void
+prom_free(struct prom_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
