@@ -14,7 +14,8 @@ _redlock_takes_arg()
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
         --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit | \
         --cacert | --cacertdir | --cert | --key | --sni | --password-file | \
-        --label)
+        --label | --metrics-dir | --skip-alert | --on-start | --on-exit | \
+        --hook-timeout)
         return 0 ;;
     --*) return 1 ;;
     -?*)
@@ -82,10 +83,11 @@ _redlock()
     # What readline will replace: the part of cur after its last '=' or ':'.
     local keep=${cur%"${cur##*[=:]}"}
 
-    local verbs="run acquire release extend status list break stop"
+    local verbs="run acquire release extend status list break stop runs"
     local opts="--url --ttl --nonblock --nb --wait --timeout
         --conflict-exit-code --command --prefix --shared --exclusive --limit
-        --on-lost --kill-after --min-hold --max-time --env --json --fence
+        --on-lost --kill-after --min-hold --max-time --metrics-dir --record
+        --skip-alert --on-start --on-exit --hook-timeout --env --json --prom --fence
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
         --label --store-args --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
@@ -121,7 +123,7 @@ _redlock()
             if ((${#operands[@]} == 1)); then
                 case $w in
                 run) mode=run ;;
-                acquire | release | extend | status | list | break | stop) mode=verb ;;
+                acquire | release | extend | status | list | break | stop | runs) mode=verb ;;
                 *) mode=run have_name=1 ;;
                 esac
             elif [[ $mode == run ]] && ((!have_name)); then
@@ -163,7 +165,7 @@ _redlock()
         case $opt in
         --on-lost)
             _redlock_add "$val" "term kill ignore" ;;
-        -t | --ttl | --max-time | -[!-]*t)
+        -t | --ttl | --max-time | --hook-timeout | -[!-]*t)
             _redlock_add "$val" "$durations" ;;
         -w | --wait | --timeout | --kill-after | --min-hold | -[!-]*w)
             _redlock_add "$val" "0 $durations" ;;
@@ -171,6 +173,13 @@ _redlock()
             _redlock_add "$val" "0 1 75" ;;
         --limit)
             _redlock_add "$val" "1 2 3 4 5 10" ;;
+        --skip-alert)
+            _redlock_add "$val" "2 3 5 10" ;;
+        --on-start | --on-exit)
+            mapfile -t COMPREPLY < <(compgen -c -- "$val") ;;
+        --metrics-dir)
+            compopt -o filenames 2>/dev/null
+            mapfile -t COMPREPLY < <(compgen -d -- "$val") ;;
         -u | --url | -[!-]*u)
             # The defaults, and the URLs of $REDLOCK_URL split at commas.
             _redlock_add "$val" "${REDLOCK_URL//,/ } redis://127.0.0.1:6379
@@ -190,7 +199,7 @@ _redlock()
         if [[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
             case $opt in
             -t | --ttl | --max-time | -w | --wait | --timeout | --kill-after | \
-                --min-hold | -[!-]*t | -[!-]*w)
+                --min-hold | --hook-timeout | -[!-]*t | -[!-]*w)
                 for w in "${val}ms" "${val}s" "${val}m" "${val}h"; do
                     [[ " ${COMPREPLY[*]} " == *" $w "* ]] || COMPREPLY+=("$w")
                 done

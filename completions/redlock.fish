@@ -13,7 +13,8 @@ function __redlock_parse
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
         --kill-after --min-hold --max-time --limit --cacert --cacertdir \
-        --cert --key --sni --password-file --label
+        --cert --key --sni --password-file --label --metrics-dir \
+        --skip-alert --on-start --on-exit --hook-timeout
     set -l mode
     set -l operands
     set -l skip 0
@@ -58,7 +59,7 @@ function __redlock_parse
             switch $tok
                 case run
                     set mode run
-                case acquire release extend status list break stop
+                case acquire release extend status list break stop runs
                     set mode $tok
                 case '*'
                     set mode run
@@ -82,7 +83,7 @@ function __redlock_parse
             set state after-name
         end
     else if test $n -eq 1
-        if test "$mode" = list
+        if contains -- "$mode" list runs
             set state pattern
         else
             set state name
@@ -176,8 +177,15 @@ complete -c redlock -n __redlock_opts_ok -l on-lost -x -a 'term\t"SIGTERM, then 
 complete -c redlock -n __redlock_opts_ok -l kill-after -x -a '(__redlock_durations -z)' -d 'Grace between SIGTERM and SIGKILL'
 complete -c redlock -n __redlock_opts_ok -l min-hold -x -a '(__redlock_durations -z)' -d 'Keep the lock at least this long after acquiring'
 complete -c redlock -n __redlock_opts_ok -l max-time -x -a '(__redlock_durations)' -d 'Stop the command after this long and exit 124'
+complete -c redlock -n __redlock_opts_ok -l metrics-dir -x -a '(__fish_complete_directories)' -d "Leave each run's outcome in DIR for node_exporter"
+complete -c redlock -n __redlock_opts_ok -l record -d "Keep NAME's last run in Redis"
+complete -c redlock -n __redlock_opts_ok -l skip-alert -x -a '2 3 5 10' -d 'With --record: the Nth busy attempt in a row exits 1'
+complete -c redlock -n __redlock_opts_ok -l on-start -x -a '(__fish_complete_command)' -d 'Run CMD once the lock is held'
+complete -c redlock -n __redlock_opts_ok -l on-exit -x -a '(__fish_complete_command)' -d 'Run CMD at the end, told the outcome'
+complete -c redlock -n __redlock_opts_ok -l hook-timeout -x -a '(__redlock_durations)' -d 'Kill a hook after this long'
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
-complete -c redlock -n __redlock_opts_ok -l json -d 'status, list: print JSON objects'
+complete -c redlock -n __redlock_opts_ok -l json -d 'status, list, runs: print JSON objects'
+complete -c redlock -n __redlock_opts_ok -l prom -d 'runs: print Prometheus text'
 complete -c redlock -n __redlock_opts_ok -l fence -d 'break: also remove the fencing counter'
 complete -c redlock -n __redlock_opts_ok -l tls -d 'TLS to the redis:// servers too'
 complete -c redlock -n __redlock_opts_ok -l cacert -r -F -d 'Trust the CA certificates in FILE'
@@ -203,6 +211,7 @@ complete -c redlock -n '__redlock_state_is first' -a status -d 'Show who holds a
 complete -c redlock -n '__redlock_state_is first' -a list -d 'List the held locks'
 complete -c redlock -n '__redlock_state_is first' -a break -d 'Delete a lock whoever holds it'
 complete -c redlock -n '__redlock_state_is first' -a stop -d 'Ask the holders of a lock to stop, and wait'
+complete -c redlock -n '__redlock_state_is first' -a runs -d 'Show the run records (--record) of every matching lock'
 
 # Operands after a verb.
 complete -c redlock -n '__redlock_state_is name pattern' -a '(__redlock_lock_names)' -d 'Lock'
