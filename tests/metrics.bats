@@ -1,0 +1,332 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# --metrics-dir (SPEC section 13): Debian's prometheus-node-exporter,
+# started here with its textfile collector alone over a directory of our
+# own, reads what each kind of outcome leaves there; promtool accepts
+# every file; concurrent writers never show it a torn file; any NAME is
+# a safe file name and a valid label; a directory that cannot be written
+# is one warning and changes nothing else.
+
+load helpers
+load monitor_helpers
+
+OUTCOMES=(ok failed signal busy timeout unavailable exec_failed lost max_time stopped)
+
+setup_file() {
+	common_setup_file
+	command -v promtool >/dev/null || { echo "promtool is not installed (Debian: prometheus)" >&2; return 1; }
+	start_redis main
+	use_redis main
+	export MDIR=$BATS_FILE_TMPDIR/textfile
+	mkdir -p "$MDIR"
+	start_node_exporter "$MDIR"
+}
+teardown_file() {
+	stop_node_exporter
+	common_teardown_file
+}
+setup() {
+	common_setup
+	rm -f "$MDIR"/* "$MDIR"/.redlock_*
+	S=$BATS_TEST_TMPDIR/scrape
+}
+teardown() {
+	common_teardown
+	local m
+	for m in "$BATS_TEST_TMPDIR"/mnt-*; do
+		[[ -d $m ]] && umount "$m" 2>/dev/null
+	done
+	return 0
+}
+
+# scraped: scrape node_exporter into $S; it read every file without an
+# error, and promtool accepts every file.
+scraped() {
+	local f
+	scrape "$S"
+	assert_metric "$S" node_textfile_scrape_error 0
+	for f in "$MDIR"/*.prom; do
+		[[ -e $f ]] && assert_promtool_clean "$f"
+	done
+	return 0
+}
+
+# assert_outcome NAME OUTCOME STATUS: in the scrape, NAME's one
+# invocation ended OUTCOME with exit status STATUS, and nothing runs.
+assert_outcome() {
+	local o
+	for o in "${OUTCOMES[@]}"; do
+		assert_metric "$S" "redlock_runs_total{name=\"$1\",outcome=\"$o\"}" \
+			"$([[ $o == "$2" ]] && echo 1 || echo 0)"
+	done
+	assert_metric "$S" "redlock_last_outcome_info{name=\"$1\",outcome=\"$2\"}" 1
+	assert_metric "$S" "redlock_last_exit_status{name=\"$1\"}" "$3"
+	assert_metric "$S" "redlock_running{name=\"$1\"}" 0
+}
+
+# assert_within SERIES LO HI: LO <= the value of SERIES <= HI.
+assert_within() {
+	local v
+	v=$(mval "$S" "$1") || fail "no $1 in the scrape"
+	awk -v v="$v" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+		fail "$1 is $v, not within [$2, $3]"
+}
+
+# secs MS: milliseconds as seconds with three decimals.
+secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+
+@test "a run that succeeds: ok, exit status 0, its start, end, success and duration" {
+	local t0 t1
+	t0=$(now_ms)
+	run -0 redlock --metrics-dir "$MDIR" job sh -c 'sleep 0.3'
+	t1=$(now_ms)
+	[[ -f $MDIR/redlock_job.prom ]]
+	scraped
+	assert_outcome job ok 0
+	assert_within 'redlock_last_start_timestamp_seconds{name="job"}' "$(secs "$t0")" "$(secs "$t1")"
+	assert_within 'redlock_last_end_timestamp_seconds{name="job"}' "$(secs "$t0")" "$(secs "$t1")"
+	assert_within 'redlock_last_success_timestamp_seconds{name="job"}' "$(secs "$t0")" "$(secs "$t1")"
+	assert_within 'redlock_last_duration_seconds{name="job"}' 0.3 5
+	assert_within 'redlock_last_wait_seconds{name="job"}' 0 1
+}
+
+@test "a run that fails: failed, its exit status, and no success" {
+	run -3 redlock --metrics-dir "$MDIR" job sh -c 'exit 3'
+	scraped
+	assert_outcome job failed 3
+	assert_metric "$S" 'redlock_last_success_timestamp_seconds{name="job"}' 0
+}
+
+@test "a command that dies of a signal: signal, 128+N" {
+	run -137 redlock --metrics-dir "$MDIR" job sh -c 'kill -KILL $$'
+	scraped
+	assert_outcome job signal 137
+}
+
+@test "a command that cannot be run: exec_failed, 127" {
+	run -127 redlock --metrics-dir "$MDIR" job /nonexistent/command
+	scraped
+	assert_outcome job exec_failed 127
+}
+
+@test "-n finding the lock busy: busy, the -E status, and no start on this host" {
+	hold_lock h job
+	run -0 redlock -n -E 0 --metrics-dir "$MDIR" job true
+	release_lock h
+	scraped
+	assert_outcome job busy 0
+	assert_metric "$S" 'redlock_last_start_timestamp_seconds{name="job"}' 0
+	assert_metric "$S" 'redlock_last_duration_seconds{name="job"}' 0
+}
+
+@test "-w running out: timeout, exit status 1, and the time it waited" {
+	hold_lock h job
+	run -1 redlock -w 400ms --metrics-dir "$MDIR" job true
+	release_lock h
+	scraped
+	assert_outcome job timeout 1
+	assert_within 'redlock_last_wait_seconds{name="job"}' 0.4 3
+}
+
+@test "Redis unreachable: unavailable, 69, in this host's metrics" {
+	run -69 redlock -u "redis://127.0.0.1:$(free_port)" --metrics-dir "$MDIR" job true
+	scraped
+	assert_outcome job unavailable 69
+}
+
+@test "the lock lost while the command runs: lost, 75" {
+	bg_start h "$RL" -t 1s --metrics-dir "$MDIR" job sleep 30
+	wait_for_key redlock:job
+	rcli DEL redlock:job >/dev/null
+	bg_wait h 20
+	assert_equal "$BG_STATUS" 75
+	scraped
+	assert_outcome job lost 75
+}
+
+@test "--max-time running out: max_time, 124" {
+	run -124 redlock --max-time 300ms --metrics-dir "$MDIR" job sleep 30
+	scraped
+	assert_outcome job max_time 124
+	assert_within 'redlock_last_duration_seconds{name="job"}' 0.3 5
+}
+
+@test "a holder that redlock stop ends: stopped, the command's status" {
+	bg_start h "$RL" -t 1s --metrics-dir "$MDIR" job sleep 30
+	wait_for_key redlock:job
+	run -0 redlock stop job
+	bg_wait h 20
+	assert_equal "$BG_STATUS" 143
+	scraped
+	assert_outcome job stopped 143
+}
+
+@test "redlock_running is 1 while the command runs, with its start, and 0 after" {
+	local t0 t1
+	t0=$(now_ms)
+	hold_lock h --metrics-dir "$MDIR" job
+	t1=$(now_ms)
+	scraped
+	assert_metric "$S" 'redlock_running{name="job"}' 1
+	assert_within 'redlock_last_start_timestamp_seconds{name="job"}' "$(secs "$t0")" "$(secs "$t1")"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	scraped
+	assert_outcome job ok 0
+}
+
+@test "the counters by outcome are carried over from one file to the next" {
+	redlock --metrics-dir "$MDIR" job true
+	redlock --metrics-dir "$MDIR" job true
+	run -4 redlock --metrics-dir "$MDIR" job sh -c 'exit 4'
+	hold_lock h job
+	run -1 redlock -n --metrics-dir "$MDIR" job true
+	release_lock h
+	redlock --metrics-dir "$MDIR" job true
+	scraped
+	assert_metric "$S" 'redlock_runs_total{name="job",outcome="ok"}' 3
+	assert_metric "$S" 'redlock_runs_total{name="job",outcome="failed"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="job",outcome="busy"}' 1
+	assert_metric "$S" 'redlock_last_outcome_info{name="job",outcome="ok"}' 1
+	# The last start is the last run's, not the busy attempt's.
+	assert_metric "$S" 'redlock_last_exit_status{name="job"}' 0
+}
+
+@test "REDLOCK_METRICS_DIR does what --metrics-dir does; without either nothing is written" {
+	redlock job true
+	run ls -A "$MDIR"
+	assert_output ''
+	REDLOCK_METRICS_DIR=$MDIR redlock job true
+	[[ -f $MDIR/redlock_job.prom ]]
+}
+
+@test "no line carries a timestamp, and every file has the same HELP and TYPE lines" {
+	redlock --metrics-dir "$MDIR" one true
+	run -2 redlock --metrics-dir "$MDIR" two sh -c 'exit 2'
+	run awk '!/^#/ && NF != 2' "$MDIR/redlock_one.prom" "$MDIR/redlock_two.prom"
+	assert_output ''
+	assert_equal "$(grep '^#' "$MDIR/redlock_one.prom")" "$(grep '^#' "$MDIR/redlock_two.prom")"
+	# Counters end in _total, the rest do not.
+	run grep -E '^# TYPE ' "$MDIR/redlock_one.prom"
+	refute_output --regexp '_total (gauge|untyped)'
+	refute_output --regexp '[^l] counter$'
+}
+
+@test "any NAME gives a safe file of its own and a correctly escaped label" {
+	local long names n f
+	long=$(printf 'x%.0s' {1..150})
+	names=('a b' 'a_b' 'quo"te' $'new\nline' 'back\slash' $'\xff\xferaw' 'dir/name'
+		'..' "$long" "${long}y" 'ünïcødé' 'redlock_x~0123456789abcdef')
+	for n in "${names[@]}"; do
+		redlock --metrics-dir "$MDIR" run "$n" true || fail "redlock failed for '$n'"
+	done
+	# One file each, all in the directory itself, with safe names.
+	run find "$MDIR" -mindepth 1
+	assert_equal "${#lines[@]}" "${#names[@]}"
+	for f in "$MDIR"/*; do
+		[[ ${f##*/} =~ ^redlock_[A-Za-z0-9_.~-]+\.prom$ ]] || fail "unsafe file name: $f"
+	done
+	scraped
+	assert_metric "$S" 'redlock_runs_total{name="a b",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="a_b",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="quo\"te",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="new\nline",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="back\\slash",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="\\xff\\xferaw",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="dir/name",outcome="ok"}' 1
+	assert_metric "$S" "redlock_runs_total{name=\"${long}y\",outcome=\"ok\"}" 1
+	assert_metric "$S" 'redlock_runs_total{name="ünïcødé",outcome="ok"}' 1
+	assert [ -f "$MDIR/redlock_a_b.prom" ]
+}
+
+@test "a missing metrics directory is one warning; the run and its status are unchanged" {
+	run -3 --separate-stderr redlock --metrics-dir "$BATS_TEST_TMPDIR/none" job sh -c 'echo ran; exit 3'
+	assert_output ran
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^redlock: cannot write the metrics of lock 'job' to '.*/none': No such file or directory$"
+	run -0 --separate-stderr redlock -q --metrics-dir "$BATS_TEST_TMPDIR/none" job true
+	assert_equal "$stderr" ''
+}
+
+# mount_tmpfs DIR OPTIONS: a tmpfs at DIR (root only); skips otherwise.
+mount_tmpfs() {
+	mkdir -p "$1"
+	[[ $(id -u) == 0 ]] && mount -t tmpfs -o "$2" tmpfs "$1" 2>/dev/null ||
+		skip "cannot mount a tmpfs here"
+}
+
+@test "a read-only metrics directory is one warning; the run and its status are unchanged" {
+	local d=$BATS_TEST_TMPDIR/mnt-ro
+	if [[ $(id -u) == 0 ]]; then
+		mount_tmpfs "$d" ro,size=64k
+	else
+		mkdir -p "$d" && chmod 555 "$d"
+	fi
+	run -0 --separate-stderr redlock --metrics-dir "$d" job sh -c 'echo ran'
+	assert_output ran
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^redlock: cannot write the metrics of lock 'job' to '$d': (Read-only file system|Permission denied)$"
+}
+
+@test "a full metrics directory is one warning, leaves no temporary file, and keeps the old file" {
+	local d=$BATS_TEST_TMPDIR/mnt-full
+	mount_tmpfs "$d" size=16k
+	redlock --metrics-dir "$d" job true
+	cp "$d/redlock_job.prom" "$BATS_TEST_TMPDIR/before"
+	dd if=/dev/zero of="$d/filler" bs=1k count=64 2>/dev/null || true
+	run -5 --separate-stderr redlock --metrics-dir "$d" job sh -c 'exit 5'
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^redlock: cannot write the metrics of lock 'job' to '$d': No space left on device$"
+	run ls -A "$d"
+	assert_output $'filler\nredlock_job.prom'
+	cmp "$d/redlock_job.prom" "$BATS_TEST_TMPDIR/before"
+}
+
+# file_whole F: F is absent or a whole file of ours: it ends with a line
+# end and has the ten counter lines and the last family's header.
+file_whole() {
+	local text
+	text=$(cat "$1" 2>/dev/null; echo x) || return 0
+	[[ $text == x ]] && return 0
+	[[ ${text: -2} == $'\nx' ]] || return 1
+	[[ $(grep -c '^redlock_runs_total{' <<<"$text") == 10 ]]
+}
+
+@test "fifty concurrent runs of one NAME never show a torn file, and every one is counted" {
+	local i alive n=0 torn=0 errs=0 go=$BATS_TEST_TMPDIR/go
+	# Half give up at once, half wait their turn; all start together.
+	for i in $(seq 50); do
+		bg_start "r$i" /bin/sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do
+			sleep 0.01; i=$((i+1)); done; shift; exec "$@"' sh "$go" \
+			"$RL" -w "$((i % 2 ? 0 : 20))" \
+			--metrics-dir "$MDIR" job sh -c 'sleep 0.02'
+	done
+	: >"$go"
+	while ((n < 3000)); do
+		n=$((n + 1))
+		alive=0
+		for i in $(seq 50); do
+			pid_alive "$(bg_pid "r$i")" && { alive=1; break; }
+		done
+		file_whole "$MDIR/redlock_job.prom" || torn=$((torn + 1))
+		scrape "$S" && [[ $(mval "$S" node_textfile_scrape_error) == 0 ]] || errs=$((errs + 1))
+		((alive)) || break
+	done
+	for i in $(seq 50); do
+		bg_wait "r$i" 30
+		[[ $BG_STATUS == 0 || $BG_STATUS == 1 ]] || fail "run $i exited $BG_STATUS"
+	done
+	assert_equal "$torn" 0
+	assert_equal "$errs" 0
+	((n > 5)) || fail "only $n looks while the runs went on"
+	scraped
+	local ok busy
+	ok=$(mval "$S" 'redlock_runs_total{name="job",outcome="ok"}')
+	busy=$(mval "$S" 'redlock_runs_total{name="job",outcome="busy"}')
+	assert_equal "$((ok + busy))" 50
+	((ok >= 25)) || fail "only $ok runs got the lock"
+	assert_metric "$S" 'redlock_running{name="job"}' 0
+	run ls -A "$MDIR"
+	assert_output redlock_job.prom
+}
