@@ -91,7 +91,8 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 	}
 	cluster_route(conns, n, a);
 	rc = conn_exec_until(conns, r, n, deadline, intr_fd, settled, NULL);
-	for (int i = 0; rc >= 0 && i < n; i++)
+	/* A script of proto.c's table; others (record.c) resend their own. */
+	for (int i = 0; rc >= 0 && a->script >= 0 && i < n; i++)
 		again |= reply_noscript(r[i].reply);
 	if (again) {
 		struct args body = *a;

@@ -1,0 +1,241 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# --record, runs and --skip-alert (SPEC section 13): the last run of a
+# NAME kept in Redis as seen from two hosts sharing one server (two UTS
+# namespaces with host names of their own: the holder's record takes
+# gethostname()); the fleet verb, promtool-clean; a hung holder that the
+# third quiet skip in a row names; and what a run costs Redis with and
+# without --record.
+
+load helpers
+load monitor_helpers
+
+setup_file() {
+	common_setup_file
+	make_as_host
+	start_redis main
+	start_redis b
+	start_redis c
+	use_redis main
+}
+teardown_file() { common_teardown_file; }
+setup() {
+	common_setup b c
+	can_be_another_host || skip "cannot make a UTS namespace here (unshare)"
+}
+teardown() { common_teardown; }
+
+# hold_on HOST TAG [REDLOCK-OPTION...] NAME: as hold_lock, run on HOST.
+hold_on() {
+	local host=$1 tag=$2 d=$BATS_TEST_TMPDIR
+	shift 2
+	rm -f "$d/$tag.held" "$d/$tag.release"
+	bg_start "$tag" as-host "$host" "$RL" "$@" /bin/sh -c '
+		: >"$1"; i=0
+		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		holder "$d/$tag.held" "$d/$tag.release"
+	wait_for_file "$d/$tag.held" 20
+}
+
+# record_field NAME FIELD: a field of NAME's record, read with redis-py
+# (the key holds a NUL byte, which no shell argument can).
+record_field() {
+	SOCK=$REDIS_SOCK KEY="{redlock:$1}" FIELD=$2 /usr/bin/python3 -c '
+import os, redis
+r = redis.Redis(unix_socket_path=os.environ["SOCK"])
+v = r.hget(os.environ["KEY"].encode() + b"\0record", os.environ["FIELD"])
+print("" if v is None else v.decode("utf-8", "backslashreplace"))'
+}
+
+@test "the run record of a NAME run on two hosts: status, status --json, runs" {
+	hold_on web-1 h --record job
+	run -1 as-host web-2 "$RL" -n --record job true
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	# A run ends its skips: the one above came before it ended.
+	hold_on web-1 h --record job
+	run -0 as-host web-2 "$RL" -n -E 0 --record job true
+	run -0 as-host web-2 "$RL" -w 200ms -E 0 --record job true
+	run -0 redlock status job
+	assert_line --regexp '^last run: ok on web-1 [0-9.]+s ago, took [0-9.]+s; 2 skips since$'
+	run -0 redlock status --json job
+	assert_output --regexp '"record":\{"last_run":\{"outcome":"ok","exit_status":0,"host":"web-1",'
+	assert_output --partial '"skips_since":2,"runs":{"ok":1,"failed":0,"signal":0,"busy":2,"timeout":1,'
+	release_lock h
+	run -3 as-host web-2 "$RL" --record job sh -c 'exit 3'
+	run -1 redlock status job
+	assert_line --regexp '^last run: failed \(exit status 3\) on web-2 [0-9.]+s ago, took [0-9.]+s; 0 skips since$'
+	assert_line --regexp '^last ok:  on web-1 [0-9.]+s ago$'
+	run -0 redlock runs
+	assert_line --index 0 --regexp '^NAME +LAST +EXIT +ENDED +TOOK +LAST OK +SKIPS +HOST$'
+	assert_line --index 1 --regexp '^job +failed +3 +[0-9.]+s ago +[0-9.]+s +[0-9.]+s ago +0 +web-2$'
+	run -0 redlock runs --json
+	assert_output --regexp '^\{"name":"job","record":\{"last_run":\{"outcome":"failed","exit_status":3,"host":"web-2",.*"last_success":\{"end_ms":[0-9]+,"host":"web-1"\}'
+}
+
+@test "runs --prom: the fleet's records as Prometheus text that promtool accepts" {
+	as-host web-1 "$RL" --record job true
+	as-host web-2 "$RL" --record run $'odd "name"\nwith\\ bytes \xff' true
+	run -0 --separate-stderr redlock runs --prom
+	echo "$output" | assert_promtool_clean
+	assert_line 'redlock_record_last_run_info{name="job",outcome="ok",host="web-1"} 1'
+	assert_line 'redlock_record_last_exit_status{name="job"} 0'
+	assert_line 'redlock_record_skips{name="job"} 0'
+	assert_line 'redlock_record_runs_total{name="job",outcome="ok"} 1'
+	assert_line 'redlock_record_last_run_info{name="odd \"name\"\nwith\\ bytes \\xff",outcome="ok",host="web-2"} 1'
+	# No client timestamps: a name, labels and one value a line.
+	run awk '!/^#/ && !/^redlock_record_[a-z_]+\{.*\} [0-9.]+$/' <<<"$output"
+	assert_output ''
+}
+
+@test "runs: PATTERN, the prefix, and every server of a quorum once" {
+	local q="-u unix://$(redis_sock main) -u unix://$(redis_sock b) -u unix://$(redis_sock c)"
+	# shellcheck disable=SC2086
+	redlock $q --record backup-db true
+	# shellcheck disable=SC2086
+	redlock $q --record backup-www true
+	# shellcheck disable=SC2086
+	redlock $q --record report true
+	redlock -p other: --record backup-other true
+	# shellcheck disable=SC2086
+	run -0 redlock $q runs --json 'backup-*'
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 --regexp '^\{"name":"backup-db",'
+	assert_line --index 1 --regexp '^\{"name":"backup-www",'
+	run -0 redlock -p other: runs --json
+	assert_equal "${#lines[@]}" 1
+	assert_line --index 0 --regexp '^\{"name":"backup-other",'
+	run -0 redlock runs 'nothing*'
+	assert_equal "${#lines[@]}" 1
+	run -69 redlock -u "redis://127.0.0.1:$(free_port)" runs
+}
+
+@test "a hung holder makes the third quiet skip in a row exit 1, naming it" {
+	hold_on web-9 hung --record job
+	local pid i
+	pid=$(bg_pid hung)
+	for i in 1 2; do
+		run -0 --separate-stderr redlock -n -E 0 -q --record --skip-alert 3 job true
+		assert_equal "$stderr" ''
+	done
+	run -1 --separate-stderr redlock -n -E 0 -q --record --skip-alert 3 job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^redlock: lock 'job' was busy 3 times in a row: held by [^@]+@web-9 pid $pid since [0-9T:-]+Z \([0-9.]+s ago\)$"
+	# And every one after it, until a run gets the lock.
+	run -1 --separate-stderr redlock -n -E 0 -q --record --skip-alert 3 job true
+	assert_regex "$stderr" "was busy 4 times in a row: held by .*@web-9 pid $pid "
+	release_lock hung
+	run -0 redlock --record job true
+	hold_on web-9 hung --record job
+	run -0 --separate-stderr redlock -n -E 0 -q --record --skip-alert 3 job true
+	assert_equal "$stderr" ''
+	release_lock hung
+}
+
+@test "--skip-alert counts -w timeouts too, and needs --record" {
+	hold_on web-9 h job
+	run -0 redlock -w 100ms -E 0 -q --record --skip-alert 2 job true
+	run -1 --separate-stderr redlock -w 100ms -E 0 -q --record --skip-alert 2 job true
+	assert_regex "$stderr" "^redlock: lock 'job' was busy 2 times in a row: held by .*@web-9 "
+	release_lock h
+	run -64 --separate-stderr redlock -n --skip-alert 2 job true
+	assert_usage_error
+	assert_regex "${stderr_lines[0]}" '--skip-alert needs --record'
+	REDLOCK_SKIP_ALERT=2 run -64 --separate-stderr redlock -n job true
+	assert_regex "${stderr_lines[0]}" 'REDLOCK_SKIP_ALERT needs --record'
+	REDLOCK_RECORD=1 REDLOCK_SKIP_ALERT=2 run -0 redlock -n job true
+	[[ $(record_field job outcome) == ok ]]
+}
+
+@test "the record holds the run, never the token, beside the lock, for five weeks" {
+	run -0 redlock --record job sh -c 'echo "$REDLOCK_TOKEN $REDLOCK_FENCE"'
+	local token=${output% *} fence=${output#* }
+	[[ $token =~ $UUID_RE ]]
+	assert_equal "$(record_field job outcome)" ok
+	assert_equal "$(record_field job exit_status)" 0
+	assert_equal "$(record_field job fence)" "$fence"
+	assert_equal "$(record_field job host)" "$(hostname)"
+	assert_equal "$(record_field job pid)" "$(record_field job pid | tr -cd 0-9)"
+	run keyspace_snapshot
+	refute_output --partial "$token"
+	assert_line "b'{redlock:job}\\x00record' hash"
+	SOCK=$REDIS_SOCK T=$token /usr/bin/python3 -c '
+import os, redis
+r = redis.Redis(unix_socket_path=os.environ["SOCK"])
+k = b"{redlock:job}\0record"
+for f, v in r.hgetall(k).items():
+    assert os.environ["T"].encode() not in v, f
+ms = r.pttl(k)
+assert 34 * 86400000 < ms <= 35 * 86400000, ms
+' || fail "the record holds the token, or does not expire in five weeks"
+}
+
+# eval_calls: calls of EVAL and EVALSHA on the server since the last
+# CONFIG RESETSTAT.
+eval_calls() {
+	rcli INFO commandstats | tr -d '\r' |
+		awk -F'[:,=]' '/^cmdstat_eval/ { n += $3 } END { print n + 0 }'
+}
+
+# cmd_calls COMMAND: calls of COMMAND (inside scripts too).
+cmd_calls() {
+	rcli INFO commandstats | tr -d '\r' |
+		awk -F'[:,=]' -v c="cmdstat_$1" '$1 == c { n = $3 } END { print n + 0 }'
+}
+
+# all_calls: calls of every command but INFO and CONFIG.
+all_calls() {
+	rcli INFO commandstats | tr -d '\r' |
+		awk -F'[:,=]' '/^cmdstat_/ && !/^cmdstat_(info|config)/ { n += $3 } END { print n + 0 }'
+}
+
+@test "without --record a run sends Redis nothing more; with it one more script call, none per renewal" {
+	local d=$BATS_TEST_TMPDIR/m plain rec
+	mkdir -p "$d"
+	# The fencing counter seeded, every run below asks the same of it.
+	redlock job true
+	rcli CONFIG RESETSTAT >/dev/null
+	redlock job true
+	plain=$(all_calls)
+	rcli CONFIG RESETSTAT >/dev/null
+	redlock --metrics-dir "$d" --on-start true --on-exit true job true
+	assert_equal "$(all_calls)" "$plain"
+	run keyspace_snapshot
+	refute_output --partial record
+	plain=$(eval_calls)
+	# The first script call on a server also sends the script once.
+	redlock --record job true
+	rcli CONFIG RESETSTAT >/dev/null
+	redlock --record job true
+	assert_equal "$(eval_calls)" "$((plain + 1))"
+	# Renewals (every 100 ms for 1 s) touch no record: the record's
+	# commands are those of a run without renewals.
+	rcli CONFIG RESETSTAT >/dev/null
+	redlock -t 300ms --record job sleep 1
+	assert_equal "$(cmd_calls hincrby) $(cmd_calls hset)" "1 3"
+	(($(cmd_calls evalsha) >= 6)) || fail "no renewals?"
+}
+
+@test "a busy attempt with --record costs one script call, and unavailable records nothing" {
+	hold_lock h job
+	rcli CONFIG RESETSTAT >/dev/null
+	run -1 redlock -n job true
+	local plain
+	plain=$(eval_calls)
+	rcli CONFIG RESETSTAT >/dev/null
+	run -1 redlock -n --record job true
+	assert_equal "$(eval_calls)" "$((plain + 1))"
+	release_lock h
+	run -69 redlock -u "redis://127.0.0.1:$(free_port)" --record other true
+	run keyspace_snapshot
+	refute_output --partial 'other'
+}
+
+@test "list --json includes each held lock's record" {
+	redlock --record job true
+	hold_lock h job
+	run -0 redlock list --json
+	assert_output --regexp '^\{"name":"job",.*"record":\{"last_run":\{"outcome":"ok",'
+	release_lock h
+}
