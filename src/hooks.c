@@ -51,8 +51,10 @@ extern char **environ;
 
 /*
  * Variables a hook must not inherit: tokens (this lock's and those of
- * enclosing redlocks), passwords and where they come from, and a URL
- * that may hold one; and what describes the lock, set anew.
+ * enclosing redlocks), passwords and where they come from, and
+ * REDLOCK_URL when it names a user or password ('@': a hook that runs
+ * redlock itself keeps the servers otherwise); and what describes the
+ * lock, set anew.
  */
 static int
 env_drop(const char *e)
@@ -60,10 +62,12 @@ env_drop(const char *e)
 	static const char *const drop[] = {
 		"REDLOCK_TOKEN=", "REDLOCK_HELD=", "REDLOCK_PASSWORD=",
 		"REDLOCK_PASSWORD_FILE=", "REDISCLI_AUTH=",
-		"REDLOCK_SENTINEL_PASSWORD=", "REDLOCK_URL=", "REDLOCK_NAME=",
-		"REDLOCK_KEY=", "REDLOCK_FENCE="
+		"REDLOCK_SENTINEL_PASSWORD=", "REDLOCK_NAME=", "REDLOCK_KEY=",
+		"REDLOCK_FENCE="
 	};
 
+	if (strncmp(e, "REDLOCK_URL=", 12) == 0)
+		return strchr(e, '@') != NULL;
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		if (strncmp(e, drop[i], strlen(drop[i])) == 0)
 			return 1;
