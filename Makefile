@@ -12,7 +12,7 @@ PKGS      = hiredis uuid
 TLS_PKG   = openssl
 DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
 	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux
+	tmux prometheus prometheus-node-exporter curl
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -69,11 +69,12 @@ deps:
 		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
 	fi
 
-# The test tools (bats, redis-server, python3-redis, openssl), installed
-# likewise.
+# The test tools (bats, redis-server, python3-redis, openssl, promtool,
+# node_exporter, curl), installed likewise.
 test-deps: deps
 	@missing=; \
-	for c in bats redis-server redis-cli openssl tmux; do \
+	for c in bats redis-server redis-cli openssl tmux promtool \
+		prometheus-node-exporter curl; do \
 		command -v $$c >/dev/null || missing=1; done; \
 	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
 	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
