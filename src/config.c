@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config_args.h"
 #include "config_env.h"
+#include "hooks.h"
 #include "lease.h"
 #include "log.h"
 
@@ -27,9 +28,6 @@
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
 #define MAX_URLS 64
-/* A hook's default time limit: a ping to a monitor takes well under a
- * second; one that hangs must not hold up a cron job for long. */
-#define DEFAULT_HOOK_TIMEOUT 5000
 
 enum {
 	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
@@ -151,6 +149,20 @@ duration_opt(struct parse *p, const char *who, const char *s, int64_t *ms)
 	return bad(p, "invalid DURATION for %s: '%s'", who, s);
 }
 
+/* A count for option who: an integer from 1 to LIMIT_MAX. */
+static int
+count_opt(struct parse *p, const char *who, const char *arg, long *v)
+{
+	char *end;
+
+	*v = arg != NULL ? strtol(arg, &end, 10) : 0;
+	if (arg == NULL || arg[0] < '0' || arg[0] > '9' || *end != '\0' ||
+	    *v < 1 || *v > LIMIT_MAX)
+		return bad(p, "invalid %s: '%s' (an integer from 1 to 1000000)",
+		    who, arg != NULL ? arg : "");
+	return CONFIG_OK;
+}
+
 /*
  * -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies -s.
  * And -E: a caller who chose the conflict status tests for it, so, as
@@ -161,9 +173,6 @@ static int
 mode_option(struct config *c, struct parse *p, int ch, const char *arg,
     const char *who)
 {
-	char *end;
-	long v;
-
 	if (ch == 'E')
 		c->conflict_quiet = 1;
 	if (ch != 's' && ch != 'x' && ch != 'e' && ch != OPT_LIMIT)
@@ -177,25 +186,49 @@ mode_option(struct config *c, struct parse *p, int ch, const char *arg,
 		c->limit = 0;
 		return CONFIG_OK;
 	}
-	v = strtol(arg, &end, 10);
-	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
-	    v > LIMIT_MAX)
-		return bad(p, "invalid %s: '%s' (an integer from 1 to 1000000)",
-		    who, arg);
 	c->shared = 1;
-	c->limit = v;
+	return count_opt(p, who, arg, &c->limit);
+}
+
+/*
+ * Every outcome seen (SPEC section 13): --metrics-dir, --record,
+ * --skip-alert, the hooks and their timeout, --prom.  Returns
+ * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
+ */
+static int
+monitor_option(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
+{
+	if (ch < OPT_METRICS_DIR || ch > OPT_PROM)
+		return -1;
+	switch (ch) {
+	case OPT_METRICS_DIR: c->metrics_dir = arg; break;
+	case OPT_RECORD: c->record = 1; break;
+	case OPT_SKIP_ALERT: return count_opt(p, who, arg, &c->skip_alert);
+	case OPT_ON_START: c->on_start = arg; break;
+	case OPT_ON_EXIT: c->on_exit = arg; break;
+	case OPT_PROM: c->prom = 1; break;
+	default:
+		if (duration_opt(p, who, arg, &c->hook_timeout) != CONFIG_OK)
+			return CONFIG_USAGE;
+		if (c->hook_timeout == 0)
+			return bad(p, "%s must be more than 0, not '%s'", who, arg);
+	}
 	return CONFIG_OK;
 }
 
-/* The options without a value, TLS and credentials; as option(). */
+/* The options without a value, TLS, credentials, monitoring; see option(). */
 static int
 option_more(struct config *c, struct parse *p, int ch, const char *arg,
     const char *who)
 {
 	struct tls_opts *t = &c->tls_opts;
+	int rc;
 
 	if (arg != NULL && arg[0] == '\0')
 		return bad(p, "%s needs a value, not ''", who);
+	if ((rc = monitor_option(c, p, ch, arg, who)) >= 0)
+		return rc;
 	switch (ch) {
 	case OPT_ENV: c->env = 1; break;
 	case OPT_JSON: c->json = 1; break;
@@ -239,55 +272,6 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 }
 
 /*
- * Every outcome seen (SPEC section 13): --metrics-dir, --record,
- * --skip-alert, the hooks and their timeout, --prom.  Returns
- * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
- */
-static int
-monitor_option(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *who)
-{
-	char *end;
-
-	if (arg != NULL && arg[0] == '\0' && ch >= OPT_METRICS_DIR &&
-	    ch <= OPT_PROM)
-		return bad(p, "%s needs a value, not ''", who);
-	switch (ch) {
-	case OPT_METRICS_DIR:
-		c->metrics_dir = arg;
-		break;
-	case OPT_RECORD:
-		c->record = 1;
-		break;
-	case OPT_SKIP_ALERT:
-		c->skip_alert = strtol(arg, &end, 10);
-		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' ||
-		    c->skip_alert < 1 || c->skip_alert > LIMIT_MAX)
-			return bad(p, "invalid %s: '%s' (an integer from 1 to "
-			    "1000000)", who, arg);
-		break;
-	case OPT_ON_START:
-		c->on_start = arg;
-		break;
-	case OPT_ON_EXIT:
-		c->on_exit = arg;
-		break;
-	case OPT_HOOK_TIMEOUT:
-		if (duration_opt(p, who, arg, &c->hook_timeout) != CONFIG_OK)
-			return CONFIG_USAGE;
-		if (c->hook_timeout == 0)
-			return bad(p, "%s must be more than 0, not '%s'", who, arg);
-		break;
-	case OPT_PROM:
-		c->prom = 1;
-		break;
-	default:
-		return -1;
-	}
-	return CONFIG_OK;
-}
-
-/*
  * Apply one option with a value (arg) or without (arg NULL); who names
  * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
  * environment.  Returns CONFIG_OK or the result to return.
@@ -300,8 +284,6 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 	long v;
 	int rc = mode_option(c, p, ch, arg, who);
 
-	if (rc < 0)
-		rc = monitor_option(c, p, ch, arg, who);
 	if (rc >= 0)
 		return rc;
 	switch (ch) {
@@ -561,9 +543,8 @@ settle(struct config *c, struct parse *p)
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
 		return rc;
 	if (c->skip_alert > 0 && !c->record)
-		return bad(p, "%s needs --record: the attempts in a row are "
-		    "counted in the run record", p->seen[OPT_SKIP_ALERT] ?
-		    "--skip-alert" : "REDLOCK_SKIP_ALERT");
+		return bad(p, "%s needs --record, which counts the attempts",
+		    p->seen[OPT_SKIP_ALERT] ? "--skip-alert" : "REDLOCK_SKIP_ALERT");
 	if ((t->cert == NULL) != (t->key == NULL))
 		return bad(p, "%s '%s' needs %s too", t->cert ?
 		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :
@@ -611,7 +592,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 	c->wait = -1;
 	c->kill_after = -1;
 	c->max_time = -1;
-	c->hook_timeout = DEFAULT_HOOK_TIMEOUT;
+	c->hook_timeout = HOOKS_DEFAULT_TIMEOUT_MS;
 	c->conflict_exit = 1;
 	c->verb = VERB_RUN;
 	err[0] = '\0';

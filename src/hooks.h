@@ -4,6 +4,11 @@
 
 #include <stdint.h>
 
+/* A hook's time limit unless --hook-timeout says otherwise: a ping to a
+ * monitor takes well under a second; one that hangs must not hold up a
+ * cron job for long. */
+#define HOOKS_DEFAULT_TIMEOUT_MS 5000
+
 /* What a hook is told (REDLOCK_* variables in its environment). */
 struct hook_info {
 	const char *event;	/* "start" or "exit" */

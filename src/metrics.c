@@ -97,17 +97,15 @@ plain_byte(unsigned char c)
 int
 metrics_file_name(const char *name, char *buf, size_t len)
 {
-	size_t n = strlen(name), plain = n <= METRICS_PLAIN_MAX, k;
-	char part[METRICS_PLAIN_MAX + 1], sha[41];
+	size_t n = strlen(name), k;
+	char part[METRICS_PART_MAX + 1], sha[41];
 
-	for (size_t i = 0; i < n && plain; i++)
-		plain = plain_byte((unsigned char)name[i]);
-	if (plain)
+	if (n <= METRICS_PLAIN_MAX && strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n)
 		return (size_t)snprintf(buf, len, "redlock_%s.prom", name) < len ?
 		    0 : -1;
-	k = n < METRICS_PART_MAX ? n : METRICS_PART_MAX;
-	for (size_t i = 0; i < k; i++)
-		part[i] = plain_byte((unsigned char)name[i]) ? name[i] : '_';
+	for (k = 0; k < METRICS_PART_MAX && name[k] != '\0'; k++)
+		part[k] = (char)(plain_byte((unsigned char)name[k]) ? name[k] : '_');
 	part[k] = '\0';
 	sha1_hex(name, n, sha);
 	return (size_t)snprintf(buf, len, "redlock_%s~%.16s.prom", part, sha) <

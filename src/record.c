@@ -366,7 +366,8 @@ record_read(struct lock *l, struct record *rec)
 	struct args a = { .script = -1 };
 	size_t rl;
 	char *rk = record_key(l->k.key, l->k.keylen, &rl);
-	int answered = 0;
+	int answered = 0, best = -1;
+	int64_t best_ms = 0;
 
 	memset(rec, 0, sizeof(*rec));
 	if (rk == NULL)
@@ -382,12 +383,14 @@ record_read(struct lock *l, struct record *rec)
 			continue;
 		answered++;
 		if (record_parse(r[i].reply, &t) &&
-		    (!rec->found || t.updated_ms > rec->updated_ms)) {
-			record_free(rec);
-			*rec = t;
-		} else
-			record_free(&t);
+		    (best < 0 || t.updated_ms > best_ms)) {
+			best = i;
+			best_ms = t.updated_ms;
+		}
+		record_free(&t);
 	}
+	if (best >= 0)
+		record_parse(r[best].reply, rec);
 	conn_req_clear(r, l->n);
 	free(rk);
 	return answered == 0 ? -1 : rec->found;

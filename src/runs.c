@@ -290,17 +290,17 @@ runs_table(const struct runs *rs)
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct record *r = &rs->v[i];
 		size_t tw = print_width(r->name, r->namelen);
-		char ended[32] = "-", took[32] = "-", ok[32] = "-", host[512];
-		char word[64];
+		char ended[40] = "-", took[32] = "-", ok[40] = "-", host[512];
+		char word[64], ago[32];
 
 		if (r->outcome[0] != '\0') {
-			record_ago(now - r->end_ms, ended, sizeof(ended));
-			strcat(ended, " ago");
+			record_ago(now - r->end_ms, ago, sizeof(ago));
+			snprintf(ended, sizeof(ended), "%s ago", ago);
 			record_ago(r->duration_ms, took, sizeof(took));
 		}
 		if (r->success_ms > 0) {
-			record_ago(now - r->success_ms, ok, sizeof(ok));
-			strcat(ok, " ago");
+			record_ago(now - r->success_ms, ago, sizeof(ago));
+			snprintf(ok, sizeof(ok), "%s ago", ago);
 		}
 		print_text(r->name, r->namelen);
 		printf("%*s  %-11s  %4d  %-8s  %-6s  %-8s  %5lld  %s\n",

@@ -21,7 +21,8 @@ setup_file() {
 		</dev/null >/dev/null 2>"$d/http.err" 3>&- &
 	echo $! >"$d/http.pid"
 	wait_for_file "$d/http.port" 10
-	export HC="http://127.0.0.1:$(cat "$d/http.port")/ping/check-1"
+	HC="http://127.0.0.1:$(cat "$d/http.port")/ping/check-1"
+	export HC
 	export HTTP_LOG=$d/http.log
 	# The recipe, as the man page gives it.
 	local page
@@ -189,7 +190,8 @@ assert_requests() {
 @test "env in a hook shows no token and no password" {
 	local d=$BATS_TEST_TMPDIR pw=hook-secret-pw
 	printf '%s\n' "$pw" >"$d/pwfile"
-	local url="unix://$(redis_sock auth)"
+	local url
+	url="unix://$(redis_sock auth)"
 	# An outer redlock holds another lock, so the inner one inherits its
 	# token in REDLOCK_HELD.
 	run -0 env REDLOCK_PASSWORD="$pw" REDISCLI_AUTH="$pw" REDLOCK_SENTINEL_PASSWORD="$pw" \

@@ -90,7 +90,8 @@ print("" if v is None else v.decode("utf-8", "backslashreplace"))'
 }
 
 @test "runs: PATTERN, the prefix, and every server of a quorum once" {
-	local q="-u unix://$(redis_sock main) -u unix://$(redis_sock b) -u unix://$(redis_sock c)"
+	local q
+	q="-u unix://$(redis_sock main) -u unix://$(redis_sock b) -u unix://$(redis_sock c)"
 	# shellcheck disable=SC2086
 	redlock $q --record backup-db true
 	# shellcheck disable=SC2086

@@ -1,0 +1,188 @@
+#!/bin/bash
+# bench/record.sh - row J of `make bench` (issue 27): what the run record
+# (--record) costs a Redis server per run, and that the other monitoring
+# options (--metrics-dir, --on-exit) cost it nothing.  Three servers of
+# our own, one for each kind of run, taking turns:
+#
+#   plain    redlock NAME true
+#   local    redlock --metrics-dir DIR --on-exit true NAME true
+#   record   redlock --record NAME true
+#
+# For each: server CPU per run (schedstat run time of all its threads,
+# less the idle server's own rate, as bench/fleet.sh's G3 measures it)
+# and the script calls per run (INFO commandstats).  Prints a Markdown
+# section on stdout, progress on stderr.
+#
+# Environment: RECORD_RUNS (2000; 300 with BENCH_QUICK=1).
+set -u -o pipefail
+
+awk() { LC_ALL=C command awk "$@"; }
+
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH")
+REDLOCK=${REDLOCK:-$ROOT/redlock}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	RUNS=${RECORD_RUNS:-300}
+else
+	RUNS=${RECORD_RUNS:-2000}
+fi
+
+log() { printf "record: [%3ds] %s\n" "$SECONDS" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+TMP=''
+SERVERS=()
+
+stop_pids() {
+	local i p alive
+	[ "$#" -eq 0 ] && return 0
+	kill -TERM "$@" 2>/dev/null
+	for ((i = 0; i < 60; i++)); do
+		alive=0
+		for p in "$@"; do
+			kill -0 "$p" 2>/dev/null && alive=1
+		done
+		((alive)) || break
+		sleep 0.05
+	done
+	kill -KILL "$@" 2>/dev/null
+	wait "$@" 2>/dev/null
+	return 0
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	stop_pids "${SERVERS[@]}"
+	[ -n "$TMP" ] && rm -rf "$TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+rcli() { local p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
+
+info() {
+	rcli "$1" INFO "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_port() {
+	local p i
+	for ((i = 0; i < 50; i++)); do
+		p=$((20000 + RANDOM % 12000))
+		port_in_use "$p" || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# start_redis VAR: a server of our own on a free port; sets VAR_PORT and
+# VAR_PID, after checking that the server answering is ours.
+start_redis() {
+	local var=$1 try i p pid got
+	for ((try = 0; try < 10; try++)); do
+		p=$(pick_port) || break
+		redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no \
+		    --dir "$TMP" --logfile "$TMP/redis-$p.log" --daemonize no \
+		    </dev/null >/dev/null 2>&1 &
+		pid=$!
+		SERVERS+=("$pid")
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			got=$(info "$p" server process_id 2>/dev/null)
+			if [ "$got" = "$pid" ]; then
+				printf -v "${var}_PORT" %s "$p"
+				printf -v "${var}_PID" %s "$pid"
+				return 0
+			fi
+			[ -n "$got" ] && break
+			sleep 0.05
+		done
+		stop_pids "$pid"
+	done
+	die "cannot start redis-server (see $TMP/redis-*.log)"
+}
+
+# cpu PID: the schedstat run time (ns) of all the process's threads.
+cpu() {
+	local f ns=0 a
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r a _ <"$f" && ns=$((ns + a))
+	done
+	echo "$ns"
+}
+
+now_us() { local t=$EPOCHREALTIME; echo $((10#${t//[.,]/})); }
+
+# idle PID: the idle server's CPU in ns per second, over 2 s.
+idle() {
+	local a b t0 t1
+	a=$(cpu "$1") t0=$(now_us)
+	sleep 2
+	b=$(cpu "$1") t1=$(now_us)
+	awk -v d=$((b - a)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", d * 1e6 / t }'
+}
+
+# per_run A B IDLE US: µs of server CPU per run from cpu values A and B
+# over US µs, less the idle rate.
+per_run() {
+	awk -v a="$1" -v b="$2" -v idle="$3" -v us="$4" -v n="$RUNS" \
+	    'BEGIN { printf "%.1f", (b - a - idle * us / 1e6) / 1000 / n }'
+}
+
+# eval_calls PORT: EVAL and EVALSHA calls per run since RESETSTAT.
+eval_calls() {
+	rcli "$1" INFO commandstats | tr -d '\r' | awk -F'[:,=]' -v n="$RUNS" \
+	    '/^cmdstat_eval/ { c += $3 } END { printf "%.2f", c / n }'
+}
+
+round() {
+	"$REDLOCK" -u "redis://127.0.0.1:$P_PORT" bench true || FAIL=1
+	"$REDLOCK" -u "redis://127.0.0.1:$L_PORT" --metrics-dir "$TMP/m" \
+	    --on-exit true bench true || FAIL=1
+	"$REDLOCK" -u "redis://127.0.0.1:$R_PORT" --record bench true || FAIL=1
+}
+
+[ -x "$REDLOCK" ] || die "no $REDLOCK: run make first"
+TMP=$(mktemp -d)
+mkdir -p "$TMP/m"
+FAIL=0
+start_redis P
+start_redis L
+start_redis R
+for ((i = 0; i < 20; i++)); do
+	round
+done
+ip=$(idle "$P_PID") il=$(idle "$L_PID") ir=$(idle "$R_PID")
+for p in "$P_PORT" "$L_PORT" "$R_PORT"; do
+	rcli "$p" CONFIG RESETSTAT >/dev/null
+done
+log "$RUNS runs each of redlock NAME true, with --metrics-dir and --on-exit, with --record, in turn"
+p0=$(cpu "$P_PID") l0=$(cpu "$L_PID") r0=$(cpu "$R_PID") t0=$(now_us)
+for ((i = 0; i < RUNS; i++)); do
+	round
+done
+t1=$(now_us) p1=$(cpu "$P_PID") l1=$(cpu "$L_PID") r1=$(cpu "$R_PID")
+((FAIL)) && die "a run failed"
+us=$((t1 - t0))
+plain=$(per_run "$p0" "$p1" "$ip" "$us")
+local_=$(per_run "$l0" "$l1" "$il" "$us")
+rec=$(per_run "$r0" "$r1" "$ir" "$us")
+cat <<MD
+## J: what monitoring costs the server (bench/record.sh)
+
+Server CPU per run (schedstat, less the idle rate) and script calls per
+run, $RUNS runs of each kind taking turns, each kind on a server of its
+own; renewals are not in these runs (\`true\` ends first), and
+\`--record\` adds nothing to them (the record is written once, after the
+release; tests/record.bats counts it).
+
+| run | server CPU per run | script calls per run |
+| --- | --- | --- |
+| \`redlock NAME true\` | $plain µs | $(eval_calls "$P_PORT") |
+| \`--metrics-dir DIR --on-exit true\` | $local_ µs | $(eval_calls "$L_PORT") |
+| \`--record\` | $rec µs (+$(awk -v a="$rec" -v b="$plain" 'BEGIN { printf "%.1f", a - b }') µs) | $(eval_calls "$R_PORT") |
+MD
