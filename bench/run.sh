@@ -19,6 +19,8 @@
 #      concurrency seen, which must be 4 (bench/semaphore.sh)
 #   I  as A on a Redis Cluster, through the node that serves NAME and
 #      through another (one redirection): bench/cluster.sh
+#   J  the server CPU and script calls per run of redlock NAME true, with
+#      --metrics-dir and --on-exit, and with --record: bench/record.sh
 #   T  TLS: as A over rediss://, redlock against redis-cli --tls doing
 #      one SET NX PX and one EVAL release (bench/tools/rcli-lock --tls),
 #      with flock again beside them
@@ -35,7 +37,7 @@
 # its temporary directories are removed.
 #
 # Environment:
-#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGHIT)
+#   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGHIJT)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
 #                        names: redlock flock etcd rcli py)
 #   BENCH_WAITERS=1000   waiters queued in E
@@ -57,7 +59,7 @@ ROOT=$(dirname "$BENCH")
 REDLOCK=$ROOT/redlock
 RESULTS=$BENCH/results.md
 
-ONLY=${BENCH_ONLY:-ABCDEFGHIT}
+ONLY=${BENCH_ONLY:-ABCDEFGHIJT}
 BASELINE=${BENCH_BASELINE:-}
 WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
@@ -1056,6 +1058,8 @@ if [[ $ONLY == *H* ]]; then
 	    log "H: failed"
 fi
 [[ $ONLY == *I* ]] && { "$BENCH/cluster.sh" >"$TMP/i.md" || log "I: failed"; }
+[[ $ONLY == *J* ]] && { REDLOCK=$REDLOCK BENCH_QUICK=$QUICK "$BENCH/record.sh" >"$TMP/j.md" ||
+    log "J: failed"; }
 [[ $ONLY == *T* ]] && { bench_t || log "T: failed"; }
 
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -1069,6 +1073,7 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	table
 	notes
 	[ -s "$TMP/i.md" ] && { echo; cat "$TMP/i.md"; }
+	[ -s "$TMP/j.md" ] && { echo; cat "$TMP/j.md"; }
 	# Measured apart (bench/guard-cost.sh), kept with the results.
 	if [[ -f $BENCH/guard-cost.md ]]; then
 		echo
