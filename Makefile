@@ -40,12 +40,13 @@ SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
 	src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c \
 	src/log.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
-SRCS += src/outcome.c src/prom.c src/metrics.c src/hooks.c src/record.c \
-	src/monitor.c src/runs.c
+SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \
+	src/hooks.c src/record.c src/monitor.c src/runs.c
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
+UNIT_OBJS += src/config_monitor.o
 
 # The targets that may install packages first build in a new make, which
 # reads pkg-config's answers after the installation.

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config_args.h"
 #include "config_env.h"
+#include "config_monitor.h"
 #include "hooks.h"
 #include "lease.h"
 #include "log.h"
@@ -34,6 +35,7 @@ enum {
 	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
 	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
 	OPT_LABEL, OPT_STORE_ARGS,
+	/* In the order of enum config_monitor_opt. */
 	OPT_METRICS_DIR, OPT_RECORD, OPT_SKIP_ALERT, OPT_ON_START, OPT_ON_EXIT,
 	OPT_HOOK_TIMEOUT, OPT_PROM,
 	OPT_END
@@ -190,45 +192,18 @@ mode_option(struct config *c, struct parse *p, int ch, const char *arg,
 	return count_opt(p, who, arg, &c->limit);
 }
 
-/*
- * Every outcome seen (SPEC section 13): --metrics-dir, --record,
- * --skip-alert, the hooks and their timeout, --prom.  Returns
- * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
- */
-static int
-monitor_option(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *who)
-{
-	if (ch < OPT_METRICS_DIR || ch > OPT_PROM)
-		return -1;
-	switch (ch) {
-	case OPT_METRICS_DIR: c->metrics_dir = arg; break;
-	case OPT_RECORD: c->record = 1; break;
-	case OPT_SKIP_ALERT: return count_opt(p, who, arg, &c->skip_alert);
-	case OPT_ON_START: c->on_start = arg; break;
-	case OPT_ON_EXIT: c->on_exit = arg; break;
-	case OPT_PROM: c->prom = 1; break;
-	default:
-		if (duration_opt(p, who, arg, &c->hook_timeout) != CONFIG_OK)
-			return CONFIG_USAGE;
-		if (c->hook_timeout == 0)
-			return bad(p, "%s must be more than 0, not '%s'", who, arg);
-	}
-	return CONFIG_OK;
-}
-
 /* The options without a value, TLS, credentials, monitoring; see option(). */
 static int
 option_more(struct config *c, struct parse *p, int ch, const char *arg,
     const char *who)
 {
 	struct tls_opts *t = &c->tls_opts;
-	int rc;
 
 	if (arg != NULL && arg[0] == '\0')
 		return bad(p, "%s needs a value, not ''", who);
-	if ((rc = monitor_option(c, p, ch, arg, who)) >= 0)
-		return rc;
+	if (ch >= OPT_METRICS_DIR && ch < OPT_METRICS_DIR + CONFIG_MON_COUNT)
+		return config_monitor_option(c, ch - OPT_METRICS_DIR, arg, who,
+		    p->err, p->errlen);
 	switch (ch) {
 	case OPT_ENV: c->env = 1; break;
 	case OPT_JSON: c->json = 1; break;
@@ -542,9 +517,9 @@ settle(struct config *c, struct parse *p)
 		return rc;
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
 		return rc;
-	if (c->skip_alert > 0 && !c->record)
-		return bad(p, "%s needs --record, which counts the attempts",
-		    p->seen[OPT_SKIP_ALERT] ? "--skip-alert" : "REDLOCK_SKIP_ALERT");
+	if ((rc = config_monitor_check(c, p->seen[OPT_SKIP_ALERT] ?
+	    "--skip-alert" : "REDLOCK_SKIP_ALERT", p->err, p->errlen)) != 0)
+		return rc;
 	if ((t->cert == NULL) != (t->key == NULL))
 		return bad(p, "%s '%s' needs %s too", t->cert ?
 		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :
