@@ -242,7 +242,7 @@ verb_break(const struct config *c, struct lock *l)
 }
 
 /*
- * The status of a verb whose output is the point (status, list): 74
+ * The status of a verb whose output is the point (status, list, runs): 74
  * with a message when it could not be written (stdout closed at start,
  * full, a broken pipe), as acquire does; else code.
  */
@@ -261,9 +261,9 @@ output_written(const struct config *c, int code)
 	if (err == 0)
 		return code;
 	log_error("cannot write the %s of lock%s '%s' to stdout: %s",
-	    c->verb == VERB_LIST ? "list" : "status",
-	    c->verb == VERB_LIST ? "s" : "",
-	    c->verb == VERB_LIST ? (c->pattern ? c->pattern : "*") : c->name,
+	    c->verb == VERB_RUNS ? "run records" : c->verb == VERB_LIST ?
+	    "list" : "status", c->verb != VERB_STATUS ? "s" : "",
+	    c->verb != VERB_STATUS ? (c->pattern ? c->pattern : "*") : c->name,
 	    strerror(err));
 	return EXIT_IOERR;
 }
@@ -290,7 +290,7 @@ verbs_run(const struct config *c, struct lock *l, int *die_by)
 	case VERB_STOP:
 		return stop_run(c, l, die_by);
 	case VERB_RUNS:
-		return runs_show(c, l);
+		return output_written(c, runs_show(c, l));
 	default:
 		return EXIT_INTERNAL;
 	}

@@ -301,7 +301,7 @@ file_whole() {
 		bg_start "r$i" /bin/sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do
 			sleep 0.01; i=$((i+1)); done; shift; exec "$@"' sh "$go" \
 			"$RL" -w "$((i % 2 ? 0 : 20))" \
-			--metrics-dir "$MDIR" job sh -c 'sleep 0.02'
+			--metrics-dir "$MDIR" job sh -c 'sleep 0.1'
 	done
 	: >"$go"
 	while ((n < 3000)); do

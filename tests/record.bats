@@ -110,6 +110,8 @@ print("" if v is None else v.decode("utf-8", "backslashreplace"))'
 	run -0 redlock runs 'nothing*'
 	assert_equal "${#lines[@]}" 1
 	run -69 redlock -u "redis://127.0.0.1:$(free_port)" runs
+	run -74 --separate-stderr sh -c '"$RL" runs >/dev/full'
+	assert_equal "$stderr" "redlock: cannot write the run records of locks '*' to stdout: No space left on device"
 }
 
 @test "a hung holder makes the third quiet skip in a row exit 1, naming it" {
