@@ -269,18 +269,20 @@ render(struct prom_buf *b, const char *name, const struct state *s)
 }
 
 /* Take the directory's lock within patience_ms; returns its descriptor
- * (locked or, after the wait, not), or -1 when DIR cannot be opened. */
+ * (locked, *locked 1, or after the wait not, *locked 0), or -1 when DIR
+ * cannot be opened. */
 static int
-lock_dir(const char *dir, int64_t patience_ms)
+lock_dir(const char *dir, int64_t patience_ms, int *locked)
 {
 	int64_t until = clock_ms() + patience_ms;
 	struct timespec step = { 0, METRICS_LOCK_STEP_MS * 1000000L };
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+	*locked = 0;
 	if (fd < 0)
 		return -1;
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK &&
-	    clock_ms() < until)
+	while (!(*locked = flock(fd, LOCK_EX | LOCK_NB) == 0) &&
+	    errno == EWOULDBLOCK && clock_ms() < until)
 		nanosleep(&step, NULL);
 	return fd;
 }
@@ -355,7 +357,7 @@ metrics_write(const char *dir, const char *name,
 	char file[METRICS_PLAIN_MAX + 16], *path;
 	struct prom_buf b = { 0 };
 	struct state s;
-	int dfd, rc = -1;
+	int dfd, rc = -1, locked;
 
 	if (metrics_file_name(name, file, sizeof(file)) < 0 ||
 	    (path = malloc(strlen(dir) + sizeof(file) + 2)) == NULL) {
@@ -363,10 +365,18 @@ metrics_write(const char *dir, const char *name,
 		return -1;
 	}
 	sprintf(path, "%s/%s", dir, file);
-	if ((dfd = lock_dir(dir, patience_ms)) < 0) {
+	if ((dfd = lock_dir(dir, patience_ms, &locked)) < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		free(path);
 		return -1;
+	}
+	/* A start that finds other writers busy is left out rather than
+	 * written beside them: it could undo their counts.  The end, which
+	 * counts the run, goes ahead after its longer wait. */
+	if (!locked && e->outcome < 0) {
+		close(dfd);
+		free(path);
+		return 0;
 	}
 	read_previous(path, &s);
 	apply(&s, e);

@@ -27,9 +27,12 @@
 
 /* How long a metrics write waits for the other writers of the
  * directory on this host.  While the command starts: briefly, since a
- * renewal may soon be due; at the end, after the release, longer. */
+ * renewal may soon be due (a start that waited longer is left out); at
+ * the end, after the release, long enough for fifty writers on a loaded
+ * machine, since a write that goes ahead without the lock may undo
+ * another's count. */
 #define MONITOR_START_PATIENCE_MS 10
-#define MONITOR_END_PATIENCE_MS 1000
+#define MONITOR_END_PATIENCE_MS 5000
 
 void
 monitor_begin(struct monitor *m, const struct config *c, struct lock *l)
