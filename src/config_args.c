@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int __attribute__((format(printf, 3, 4)))
-usage(char *err, size_t errlen, const char *fmt, ...)
+/* A usage error: the message into err; returns CONFIG_USAGE. */
+int
+config_usage(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -29,7 +30,7 @@ config_bad_operand(const char *what, char *err, size_t errlen)
 	char shown[256];
 
 	url_redact(what, shown, sizeof(shown));
-	return usage(err, errlen, "unexpected argument '%s'", shown);
+	return config_usage(err, errlen, "unexpected argument '%s'", shown);
 }
 
 static int
@@ -38,9 +39,9 @@ check_name(const char *name, char *err, size_t errlen)
 	size_t n = name != NULL ? strlen(name) : 0;
 
 	if (n == 0)
-		return usage(err, errlen, "%s", "the lock NAME is empty");
+		return config_usage(err, errlen, "%s", "the lock NAME is empty");
 	if (n > CONFIG_NAME_MAX)
-		return usage(err, errlen, "the lock NAME is too long (%zu bytes, "
+		return config_usage(err, errlen, "the lock NAME is too long (%zu bytes, "
 		    "at most %d)", n, CONFIG_NAME_MAX);
 	return CONFIG_OK;
 }
@@ -51,12 +52,12 @@ config_run_operands(struct config *c, int argc, char **argv, char *err,
     size_t errlen)
 {
 	if (argc < 1)
-		return usage(err, errlen, "%s", "missing lock NAME");
+		return config_usage(err, errlen, "%s", "missing lock NAME");
 	c->name = argv[0];
 	if (argc >= 2 && (strcmp(argv[1], "-c") == 0 ||
 	    strcmp(argv[1], "--command") == 0)) {
 		if (argc < 3)
-			return usage(err, errlen, "option '%s' needs a value",
+			return config_usage(err, errlen, "option '%s' needs a value",
 			    argv[1]);
 		if (argc > 3)
 			return config_bad_operand(argv[3], err, errlen);
@@ -70,7 +71,7 @@ config_run_operands(struct config *c, int argc, char **argv, char *err,
 			return config_bad_operand(argv[1], err, errlen);
 		c->cmd = &argv[1];
 	} else if (c->shell == NULL)
-		return usage(err, errlen, "%s", "missing COMMAND");
+		return config_usage(err, errlen, "%s", "missing COMMAND");
 	return check_name(c->name, err, errlen);
 }
 
@@ -94,7 +95,7 @@ config_verb_operands(struct config *c, const char **ops, int n, char *err,
 		return CONFIG_OK;
 	}
 	if (n < w)
-		return usage(err, errlen, "%s", n == 1 ? "missing TOKEN" :
+		return config_usage(err, errlen, "%s", n == 1 ? "missing TOKEN" :
 		    missing[c->verb]);
 	if (n > w)
 		return config_bad_operand(ops[w], err, errlen);
@@ -102,7 +103,7 @@ config_verb_operands(struct config *c, const char **ops, int n, char *err,
 	if (w == 2) {
 		c->token = ops[1];
 		if (c->token[0] == '\0')
-			return usage(err, errlen, "%s", "the TOKEN is empty");
+			return config_usage(err, errlen, "%s", "the TOKEN is empty");
 	}
 	return check_name(c->name, err, errlen);
 }

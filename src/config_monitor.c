@@ -7,27 +7,15 @@
  */
 #include "config_monitor.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "clock.h"
+#include "config_args.h"
 
 /* The most attempts in a row --skip-alert counts to: any more is no
  * alert at all. */
 #define CONFIG_MON_SKIP_MAX 1000000
-
-static int __attribute__((format(printf, 3, 4)))
-usage(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	/* ap comes from va_start() just above. */
-	vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
-	va_end(ap);
-	return CONFIG_USAGE;
-}
 
 /* Apply option `which` (enum config_monitor_opt) with arg (NULL for the
  * options without a value), named who in messages. */
@@ -48,15 +36,15 @@ config_monitor_option(struct config *c, int which, const char *arg,
 		c->skip_alert = strtol(a, &end, 10);
 		if (a[0] < '0' || a[0] > '9' || *end != '\0' ||
 		    c->skip_alert < 1 || c->skip_alert > CONFIG_MON_SKIP_MAX)
-			return usage(err, errlen, "invalid %s: '%s' (an integer "
+			return config_usage(err, errlen, "invalid %s: '%s' (an integer "
 			    "from 1 to 1000000)", who, a);
 		break;
 	default:
 		if (duration_parse(a, &c->hook_timeout) != 0)
-			return usage(err, errlen, "invalid DURATION for %s: '%s'",
+			return config_usage(err, errlen, "invalid DURATION for %s: '%s'",
 			    who, a);
 		if (c->hook_timeout == 0)
-			return usage(err, errlen, "%s must be more than 0, not '%s'",
+			return config_usage(err, errlen, "%s must be more than 0, not '%s'",
 			    who, a);
 	}
 	return CONFIG_OK;
@@ -69,7 +57,7 @@ config_monitor_check(const struct config *c, const char *skip_alert_by,
     char *err, size_t errlen)
 {
 	if (c->skip_alert > 0 && !c->record)
-		return usage(err, errlen, "%s needs --record, which counts the "
+		return config_usage(err, errlen, "%s needs --record, which counts the "
 		    "attempts", skip_alert_by);
 	return CONFIG_OK;
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "utf8.h"
+
 /* Print s as a single-quoted shell word. */
 void
 print_shell(const char *s)
@@ -23,29 +25,6 @@ print_shell(const char *s)
 			putchar(*s);
 	}
 	putchar('\'');
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned int c = s[0];
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
 }
 
 /* Print n bytes of s as a JSON string; bytes that are not UTF-8 become
@@ -71,7 +50,7 @@ print_json(const char *s, size_t n)
 			printf("\\u%04x", p[i]);
 		else if (p[i] < 0x80)
 			putchar(p[i]);
-		else if ((u = utf8_len(p + i, n - i)) > 0) {
+		else if ((u = utf8_seq(p + i, n - i)) > 0) {
 			fwrite(p + i, 1, u, stdout);
 			i += u - 1;
 		} else
@@ -97,7 +76,7 @@ plain_len(const unsigned char *s, size_t n)
 		return 0;
 	if (s[0] < 0x80)
 		return 1;
-	if ((u = utf8_len(s, n)) == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+	if ((u = utf8_seq(s, n)) == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
 	return u;
 }

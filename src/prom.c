@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* Make room for n more bytes and a NUL; 0, or -1 (b->oom set). */
 static int
 prom_room(struct prom_buf *b, size_t n)
@@ -57,43 +59,6 @@ prom_printf(struct prom_buf *b, const char *fmt, ...)
 	if (n > 0)
 		prom_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n :
 		    sizeof(tmp) - 1);
-}
-
-/*
- * The length of the well-formed UTF-8 sequence at s (n bytes left), or
- * 0: no overlong forms, no surrogates, nothing above U+10FFFF, which
- * is what Go's utf8.Valid, and so Prometheus, accepts.
- */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (len > n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
 }
 
 /*
