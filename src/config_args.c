@@ -41,8 +41,8 @@ check_name(const char *name, char *err, size_t errlen)
 	if (n == 0)
 		return config_usage(err, errlen, "%s", "the lock NAME is empty");
 	if (n > CONFIG_NAME_MAX)
-		return config_usage(err, errlen, "the lock NAME is too long (%zu bytes, "
-		    "at most %d)", n, CONFIG_NAME_MAX);
+		return config_usage(err, errlen, "the lock NAME is too long "
+		    "(%zu bytes, at most %d)", n, CONFIG_NAME_MAX);
 	return CONFIG_OK;
 }
 
