@@ -12,7 +12,7 @@ PKGS      = hiredis uuid
 TLS_PKG   = openssl
 DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
 	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux
+	tmux faketime
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -34,11 +34,12 @@ endif
 
 SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
 	src/conn.c src/exec.c src/tls.c src/proto.c src/quorum.c src/proto_shared.c \
+	src/proto_sched.c src/proto_view.c \
 	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
 	src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
-	src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c \
-	src/log.c
+	src/status.c src/stop.c src/once.c src/replace.c src/respawn.c \
+	src/print.c src/sha1.c src/slot.c src/clock.c src/log.c
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
@@ -70,7 +71,7 @@ deps:
 # likewise.
 test-deps: deps
 	@missing=; \
-	for c in bats redis-server redis-cli openssl tmux; do \
+	for c in bats redis-server redis-cli openssl tmux faketime; do \
 		command -v $$c >/dev/null || missing=1; done; \
 	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
 	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
@@ -90,13 +91,17 @@ check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
-# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each
-# (a few minutes; CI does not run it).
+# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each,
+# and RESPAWN_ROUNDS takeovers of each kind of tests/respawn.bats (half
+# an hour together; CI does not run it).
 SOAK ?= 10
+RESPAWN_ROUNDS ?= 100
 
 soak: test-deps
 	@$(MAKE) --no-print-directory redlock
 	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel.bats
+	REDLOCK_RESPAWN_ROUNDS=$(RESPAWN_ROUNDS) bats --tap \
+		--filter 'three standbys' tests/respawn.bats
 
 # The expected `redlock --help` of tests/manpage-sync.bats: regenerate it
 # after changing usage_text (src/main.c), then review the diff.

@@ -13,6 +13,7 @@ _redlock_takes_arg()
     case $1 in
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
         --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit | \
+        --once-per | --lock-delay | \
         --cacert | --cacertdir | --cert | --key | --sni | --password-file | \
         --label)
         return 0 ;;
@@ -86,6 +87,7 @@ _redlock()
     local opts="--url --ttl --nonblock --nb --wait --timeout
         --conflict-exit-code --command --prefix --shared --exclusive --limit
         --on-lost --kill-after --min-hold --max-time --env --json --fence
+        --once-per --lock-delay --replace --respawn
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
         --label --store-args --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
@@ -165,7 +167,10 @@ _redlock()
             _redlock_add "$val" "term kill ignore" ;;
         -t | --ttl | --max-time | -[!-]*t)
             _redlock_add "$val" "$durations" ;;
-        -w | --wait | --timeout | --kill-after | --min-hold | -[!-]*w)
+        --once-per)
+            _redlock_add "$val" "1m 5m 15m 1h 24h" ;;
+        -w | --wait | --timeout | --kill-after | --min-hold | --lock-delay | \
+            -[!-]*w)
             _redlock_add "$val" "0 $durations" ;;
         -E | --conflict-exit-code | -[!-]*E)
             _redlock_add "$val" "0 1 75" ;;
@@ -190,7 +195,7 @@ _redlock()
         if [[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
             case $opt in
             -t | --ttl | --max-time | -w | --wait | --timeout | --kill-after | \
-                --min-hold | -[!-]*t | -[!-]*w)
+                --min-hold | --once-per | --lock-delay | -[!-]*t | -[!-]*w)
                 for w in "${val}ms" "${val}s" "${val}m" "${val}h"; do
                     [[ " ${COMPREPLY[*]} " == *" $w "* ]] || COMPREPLY+=("$w")
                 done

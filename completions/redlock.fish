@@ -12,8 +12,8 @@ function __redlock_parse
     set -l tokens (commandline -opc)
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
-        --kill-after --min-hold --max-time --limit --cacert --cacertdir \
-        --cert --key --sni --password-file --label
+        --kill-after --min-hold --max-time --limit --once-per --lock-delay \
+        --cacert --cacertdir --cert --key --sni --password-file --label
     set -l mode
     set -l operands
     set -l skip 0
@@ -176,6 +176,10 @@ complete -c redlock -n __redlock_opts_ok -l on-lost -x -a 'term\t"SIGTERM, then 
 complete -c redlock -n __redlock_opts_ok -l kill-after -x -a '(__redlock_durations -z)' -d 'Grace between SIGTERM and SIGKILL'
 complete -c redlock -n __redlock_opts_ok -l min-hold -x -a '(__redlock_durations -z)' -d 'Keep the lock at least this long after acquiring'
 complete -c redlock -n __redlock_opts_ok -l max-time -x -a '(__redlock_durations)' -d 'Stop the command after this long and exit 124'
+complete -c redlock -n __redlock_opts_ok -l once-per -x -a '1m 5m 15m 1h 24h' -d 'At most one successful run per period of the server clock'
+complete -c redlock -n __redlock_opts_ok -l lock-delay -x -a '(__redlock_durations -z)' -d 'After a lost lock, no holder for this long'
+complete -c redlock -n __redlock_opts_ok -l replace -d 'Ask the holders to stop and take over before the waiters'
+complete -c redlock -n __redlock_opts_ok -l respawn -d 'Standby: run again whenever the lock is had, until signalled'
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
 complete -c redlock -n __redlock_opts_ok -l json -d 'status, list: print JSON objects'
 complete -c redlock -n __redlock_opts_ok -l fence -d 'break: also remove the fencing counter'

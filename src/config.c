@@ -33,6 +33,7 @@ enum {
 	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
 	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
 	OPT_LABEL, OPT_STORE_ARGS,
+	OPT_ONCE_PER, OPT_LOCK_DELAY, OPT_REPLACE, OPT_RESPAWN,
 	OPT_END
 };
 
@@ -72,6 +73,10 @@ static const struct option longopts[] = {
 	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
 	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "store-args", no_argument, NULL, OPT_STORE_ARGS },
+	{ "once-per", required_argument, NULL, OPT_ONCE_PER },
+	{ "lock-delay", required_argument, NULL, OPT_LOCK_DELAY },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "respawn", no_argument, NULL, OPT_RESPAWN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -93,6 +98,8 @@ static const struct config_env_special env_special[] = {
 	{ OPT_KEY, "REDLOCK_TLS_KEY" },		/* key in the command's env */
 	{ OPT_TLS, "REDLOCK_TLS" },
 	{ OPT_STORE_ARGS, "REDLOCK_STORE_ARGS" },
+	{ OPT_REPLACE, "REDLOCK_REPLACE" },
+	{ OPT_RESPAWN, "REDLOCK_RESPAWN" },
 	{ 0, NULL }
 };
 
@@ -186,6 +193,8 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 	case OPT_ENV: c->env = 1; break;
 	case OPT_JSON: c->json = 1; break;
 	case OPT_FENCE: c->fence = 1; break;
+	case OPT_REPLACE: c->replace = 1; break;
+	case OPT_RESPAWN: c->respawn = 1; break;
 	case OPT_STORE_ARGS: c->store_args = 1; break;
 	case OPT_LABEL: c->label = arg; break;
 	case OPT_TLS: c->tls = 1; break;
@@ -284,6 +293,14 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		return duration_opt(p, who, arg, &c->kill_after);
 	case OPT_MIN_HOLD:
 		return duration_opt(p, who, arg, &c->min_hold);
+	case OPT_LOCK_DELAY:
+		return duration_opt(p, who, arg, &c->lock_delay);
+	case OPT_ONCE_PER:	/* SPEC section 15 */
+		if (duration_opt(p, who, arg, &c->once_per) != CONFIG_OK)
+			return CONFIG_USAGE;
+		if (c->once_per == 0)
+			return bad(p, "%s must be more than 0, not '%s'", who, arg);
+		return CONFIG_OK;
 	case OPT_MAX_TIME:
 		if (duration_opt(p, who, arg, &c->max_time) != CONFIG_OK)
 			return CONFIG_USAGE;
@@ -522,6 +539,12 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
 		rc = bad(p, "%s", "-s and --limit need one server: a majority "
 		    "of several cannot bound the number of holders");
+	/* These concern the one holder of an exclusive lock (SPEC 15). */
+	if (rc == CONFIG_OK && c->shared && (c->once_per || c->lock_delay ||
+	    c->replace))
+		rc = bad(p, "%s needs an exclusive lock, not -s or --limit",
+		    c->once_per ? "--once-per" : c->lock_delay ? "--lock-delay" :
+		    "--replace");
 	return rc;
 }
 

@@ -18,6 +18,7 @@
 #include "guard.h"
 #include "holder.h"
 #include "log.h"
+#include "once.h"
 #include "sig.h"
 #include "supervise.h"
 #include "verbs.h"
@@ -104,6 +105,8 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
+	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
+		return code;
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	code = spawn(c, &r);
 	if (code == 0) {
@@ -119,8 +122,12 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 			*die_by = -*die_by;
 	}
 	supervise_end(&r);
+	/* --once-per: the release records a success (once.c). */
+	if (c->once_per > 0 && code == 0 && !r.lost)
+		l->done_period = c->once_per;
 	if (r.held)
 		finish(&r);
+	l->done_period = 0;
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);
 	return code;

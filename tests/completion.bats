@@ -35,7 +35,7 @@ complete_words() {
 }
 
 @test "bash completes an option prefix to the long option" {
-	run complete_words redlock --on
+	run complete_words redlock --on-
 	assert_success
 	assert_output --on-lost
 }
