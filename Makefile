@@ -12,7 +12,7 @@ PKGS      = hiredis uuid
 TLS_PKG   = openssl
 DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
 	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux prometheus prometheus-node-exporter curl
+	tmux prometheus prometheus-node-exporter curl faketime
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -34,11 +34,12 @@ endif
 
 SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
 	src/conn.c src/exec.c src/tls.c src/proto.c src/quorum.c src/proto_shared.c \
+	src/proto_sched.c src/proto_view.c \
 	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
 	src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
 	src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c \
-	src/log.c src/utf8.c
+	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
 SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \
 	src/hooks.c src/record.c src/monitor.c src/runs.c
@@ -75,7 +76,7 @@ deps:
 test-deps: deps
 	@missing=; \
 	for c in bats redis-server redis-cli openssl tmux promtool \
-		prometheus-node-exporter curl; do \
+		prometheus-node-exporter curl faketime; do \
 		command -v $$c >/dev/null || missing=1; done; \
 	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
 	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
@@ -95,13 +96,17 @@ check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
-# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each
-# (a few minutes; CI does not run it).
+# The staged Sentinel failovers of tests/sentinel.bats, SOAK times each,
+# and RESPAWN_ROUNDS takeovers of each kind of tests/respawn.bats (half
+# an hour together; CI does not run it).
 SOAK ?= 10
+RESPAWN_ROUNDS ?= 100
 
 soak: test-deps
 	@$(MAKE) --no-print-directory redlock
 	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel.bats
+	REDLOCK_RESPAWN_ROUNDS=$(RESPAWN_ROUNDS) bats --tap \
+		--filter 'three standbys' tests/respawn.bats
 
 # The expected `redlock --help` of tests/manpage-sync.bats: regenerate it
 # after changing usage_text (src/main.c), then review the diff.

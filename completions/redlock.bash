@@ -13,6 +13,7 @@ _redlock_takes_arg()
     case $1 in
     --url | --ttl | --wait | --timeout | --conflict-exit-code | --command | \
         --prefix | --on-lost | --kill-after | --min-hold | --max-time | --limit | \
+        --once-per | --lock-delay | \
         --cacert | --cacertdir | --cert | --key | --sni | --password-file | \
         --label | --metrics-dir | --skip-alert | --on-start | --on-exit | \
         --hook-timeout)
@@ -88,6 +89,8 @@ _redlock()
         --conflict-exit-code --command --prefix --shared --exclusive --limit
         --on-lost --kill-after --min-hold --max-time --metrics-dir --record
         --skip-alert --on-start --on-exit --hook-timeout --env --json --prom --fence
+        --on-lost --kill-after --min-hold --max-time --env --json --fence
+        --once-per --lock-delay --replace --respawn
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
         --label --store-args --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"
@@ -167,7 +170,10 @@ _redlock()
             _redlock_add "$val" "term kill ignore" ;;
         -t | --ttl | --max-time | --hook-timeout | -[!-]*t)
             _redlock_add "$val" "$durations" ;;
-        -w | --wait | --timeout | --kill-after | --min-hold | -[!-]*w)
+        --once-per)
+            _redlock_add "$val" "1m 5m 15m 1h 24h" ;;
+        -w | --wait | --timeout | --kill-after | --min-hold | --lock-delay | \
+            -[!-]*w)
             _redlock_add "$val" "0 $durations" ;;
         -E | --conflict-exit-code | -[!-]*E)
             _redlock_add "$val" "0 1 75" ;;
@@ -200,6 +206,7 @@ _redlock()
             case $opt in
             -t | --ttl | --max-time | -w | --wait | --timeout | --kill-after | \
                 --min-hold | --hook-timeout | -[!-]*t | -[!-]*w)
+                --min-hold | --once-per | --lock-delay | -[!-]*t | -[!-]*w)
                 for w in "${val}ms" "${val}s" "${val}m" "${val}h"; do
                     [[ " ${COMPREPLY[*]} " == *" $w "* ]] || COMPREPLY+=("$w")
                 done

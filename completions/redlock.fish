@@ -15,6 +15,8 @@ function __redlock_parse
         --kill-after --min-hold --max-time --limit --cacert --cacertdir \
         --cert --key --sni --password-file --label --metrics-dir \
         --skip-alert --on-start --on-exit --hook-timeout
+        --kill-after --min-hold --max-time --limit --once-per --lock-delay \
+        --cacert --cacertdir --cert --key --sni --password-file --label
     set -l mode
     set -l operands
     set -l skip 0
@@ -183,6 +185,10 @@ complete -c redlock -n __redlock_opts_ok -l skip-alert -x -a '2 3 5 10' -d 'With
 complete -c redlock -n __redlock_opts_ok -l on-start -x -a '(__fish_complete_command)' -d 'Run CMD once the lock is held'
 complete -c redlock -n __redlock_opts_ok -l on-exit -x -a '(__fish_complete_command)' -d 'Run CMD at the end, told the outcome'
 complete -c redlock -n __redlock_opts_ok -l hook-timeout -x -a '(__redlock_durations)' -d 'Kill a hook after this long'
+complete -c redlock -n __redlock_opts_ok -l once-per -x -a '1m 5m 15m 1h 24h' -d 'At most one successful run per period of the server clock'
+complete -c redlock -n __redlock_opts_ok -l lock-delay -x -a '(__redlock_durations -z)' -d 'After a lost lock, no holder for this long'
+complete -c redlock -n __redlock_opts_ok -l replace -d 'Ask the holders to stop and take over before the waiters'
+complete -c redlock -n __redlock_opts_ok -l respawn -d 'Standby: run again whenever the lock is had, until signalled'
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
 complete -c redlock -n __redlock_opts_ok -l json -d 'status, list, runs: print JSON objects'
 complete -c redlock -n __redlock_opts_ok -l prom -d 'runs: print Prometheus text'

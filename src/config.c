@@ -38,6 +38,7 @@ enum {
 	/* In the order of enum config_monitor_opt. */
 	OPT_METRICS_DIR, OPT_RECORD, OPT_SKIP_ALERT, OPT_ON_START, OPT_ON_EXIT,
 	OPT_HOOK_TIMEOUT, OPT_PROM,
+	OPT_ONCE_PER, OPT_LOCK_DELAY, OPT_REPLACE, OPT_RESPAWN,
 	OPT_END
 };
 
@@ -84,6 +85,10 @@ static const struct option longopts[] = {
 	{ "on-exit", required_argument, NULL, OPT_ON_EXIT },
 	{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
 	{ "prom", no_argument, NULL, OPT_PROM },
+	{ "once-per", required_argument, NULL, OPT_ONCE_PER },
+	{ "lock-delay", required_argument, NULL, OPT_LOCK_DELAY },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "respawn", no_argument, NULL, OPT_RESPAWN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -106,6 +111,8 @@ static const struct config_env_special env_special[] = {
 	{ OPT_TLS, "REDLOCK_TLS" },
 	{ OPT_STORE_ARGS, "REDLOCK_STORE_ARGS" },
 	{ OPT_RECORD, "REDLOCK_RECORD" },
+	{ OPT_REPLACE, "REDLOCK_REPLACE" },
+	{ OPT_RESPAWN, "REDLOCK_RESPAWN" },
 	{ 0, NULL }
 };
 
@@ -208,6 +215,8 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 	case OPT_ENV: c->env = 1; break;
 	case OPT_JSON: c->json = 1; break;
 	case OPT_FENCE: c->fence = 1; break;
+	case OPT_REPLACE: c->replace = 1; break;
+	case OPT_RESPAWN: c->respawn = 1; break;
 	case OPT_STORE_ARGS: c->store_args = 1; break;
 	case OPT_LABEL: c->label = arg; break;
 	case OPT_TLS: c->tls = 1; break;
@@ -306,6 +315,14 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 		return duration_opt(p, who, arg, &c->kill_after);
 	case OPT_MIN_HOLD:
 		return duration_opt(p, who, arg, &c->min_hold);
+	case OPT_LOCK_DELAY:
+		return duration_opt(p, who, arg, &c->lock_delay);
+	case OPT_ONCE_PER:	/* SPEC section 15 */
+		if (duration_opt(p, who, arg, &c->once_per) != CONFIG_OK)
+			return CONFIG_USAGE;
+		if (c->once_per == 0)
+			return bad(p, "%s must be more than 0, not '%s'", who, arg);
+		return CONFIG_OK;
 	case OPT_MAX_TIME:
 		if (duration_opt(p, who, arg, &c->max_time) != CONFIG_OK)
 			return CONFIG_USAGE;
@@ -547,6 +564,12 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
 		rc = bad(p, "%s", "-s and --limit need one server: a majority "
 		    "of several cannot bound the number of holders");
+	/* These concern the one holder of an exclusive lock (SPEC 15). */
+	if (rc == CONFIG_OK && c->shared && (c->once_per || c->lock_delay ||
+	    c->replace))
+		rc = bad(p, "%s needs an exclusive lock, not -s or --limit",
+		    c->once_per ? "--once-per" : c->lock_delay ? "--lock-delay" :
+		    "--replace");
 	return rc;
 }
 

@@ -49,6 +49,11 @@ struct config {
 	const char *shell;	/* -c STRING */
 	const char *label;	/* --label: shown instead of the command */
 	int store_args;		/* --store-args: the record shows them */
+	/* Scheduling (SPEC section 15): 0 when not given. */
+	int64_t once_per;	/* --once-per PERIOD, ms */
+	int64_t lock_delay;	/* --lock-delay DURATION, ms */
+	int replace;		/* --replace */
+	int respawn;		/* --respawn */
 	const char *name;
 	char **cmd;		/* NULL-terminated, or NULL with -c */
 	const char *token;	/* release, extend */

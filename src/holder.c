@@ -86,20 +86,23 @@ put_fields(char *p, const char *const *field, int n)
 }
 
 /* Build the exclusive holder's record tail in rec (HOLDER_RECORD_MAX
- * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start" (see LUA_RECORD
- * in proto.c).  Returns its length. */
+ * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start", and with
+ * --lock-delay "\0delay" (see LUA_RECORD in proto_view.c, and
+ * LUA_HOLD_PARSE).
+ * Returns its length. */
 size_t
 holder_record(const struct lock *l, char *rec)
 {
 	const struct lock_meta *m = &l->meta;
-	char ttl[24], pid[24], start[24];
+	char ttl[24], pid[24], start[24], delay[24];
 	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
-	    start };
+	    start, delay };
 
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
 	snprintf(pid, sizeof(pid), "%ld", m->pid);
 	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
-	return (size_t)(put_fields(rec, field, 7) - rec);
+	snprintf(delay, sizeof(delay), "%lld", (long long)l->delay);
+	return (size_t)(put_fields(rec, field, l->delay > 0 ? 8 : 7) - rec);
 }
 
 /* Fill the holder metadata: host, pid, user and now; no command (the

@@ -9,9 +9,9 @@
 
 /* Room for an exclusive holder's record tail: the token, the TTL, the
  * metadata (its strings are shorter than struct lock_meta, its numbers
- * 24 bytes at most) and their separators. */
+ * 24 bytes at most), the lock-delay and their separators. */
 #define HOLDER_RECORD_MAX \
-    (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)3 * 24 + 8)
+    (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)4 * 24 + 9)
 
 void holder_meta(struct lock_meta *m, long pid);
 void holder_command(struct lock_meta *m, const char *label, const char *shell,

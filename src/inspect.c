@@ -15,10 +15,32 @@
 /* How long an operator's command waits for the servers. */
 #define INSPECT_TIMEOUT_MS 2000
 
+/* Apply one of the fields that scheduling adds to a view (proto_inspect_lua);
+ * returns 0 when f is not one. */
+static int
+view_sched(struct lock_sched *s, const char *f, const char *val)
+{
+	if (strcmp(f, "waiters") == 0)
+		s->waiters = (int)strtol(val, NULL, 10);
+	else if (strcmp(f, "standbys") == 0)
+		s->standbys = (int)strtol(val, NULL, 10);
+	else if (strcmp(f, "delay") == 0)
+		s->delay_ms = strtoll(val, NULL, 10);
+	else if (strcmp(f, "now") == 0)
+		s->now_ms = strtoll(val, NULL, 10);
+	else if (strcmp(f, "claim") == 0)
+		s->claim_ms = strtoll(val, NULL, 10);
+	else
+		return 0;
+	return 1;
+}
+
 /* Apply one field of a holder's record to v. */
 static void
 view_field(struct lock_view *v, const char *f, const char *val)
 {
+	if (view_sched(&v->sched, f, val))
+		return;
 	v->has_meta = 1;
 	if (strcmp(f, "host") == 0)
 		snprintf(v->meta.host, sizeof(v->meta.host), "%s", val);
@@ -53,7 +75,7 @@ view_meta(struct lock_view *v, const redisReply *h, const char *prefix)
 	}
 }
 
-/* A shared lock's reply (see inspect_lua): every live holder into
+/* A shared lock's reply (see proto_inspect_lua): every live holder into
  * v->holders.  Returns 0, or -1 when out of memory. */
 static int
 view_holders(struct lock_view *v, const redisReply *p)
@@ -121,11 +143,16 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 		}
 		v[i].answered = 1;
 		answered++;
+		/* A free lock that scheduling says something of. */
+		if (p->elements == 1 && p->element[0]->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], p->element[0], NULL);
 		if (p->elements < 3)
 			continue;
 		v[i].held = 1;
 		snprintf(v[i].token, sizeof(v[i].token), "%s", reply_str(p, 0));
 		v[i].pttl = reply_int(p, 1);
+		if (p->elements >= 4 && p->element[2]->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], p->element[2], NULL);
 		if (p->elements == 4) {
 			/* Not a lock at all: a value of another type. */
 			snprintf(v[i].type, sizeof(v[i].type), "%s", v[i].token);
@@ -199,4 +226,32 @@ inspect_agreed(const struct lock *l, const struct lock_view *v)
 		}
 	}
 	return best;
+}
+
+/*
+ * What scheduling adds to the lock's view, over the servers that
+ * answered: the most waiters and standbys any of them counts, and the
+ * longest hold of a free lock (a lock-delay or a claim) any of them
+ * keeps, since a grant needs them all out of the way.
+ */
+struct lock_sched
+inspect_sched(const struct lock *l, const struct lock_view *v)
+{
+	struct lock_sched s = { 0 };
+
+	for (int i = 0; i < l->n; i++) {
+		const struct lock_sched *t = &v[i].sched;
+
+		if (t->waiters > s.waiters) {
+			s.waiters = t->waiters;
+			s.standbys = t->standbys;
+		}
+		if (t->delay_ms > s.delay_ms) {
+			s.delay_ms = t->delay_ms;
+			s.now_ms = t->now_ms;
+		}
+		if (t->claim_ms > s.claim_ms)
+			s.claim_ms = t->claim_ms;
+	}
+	return s;
 }

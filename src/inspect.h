@@ -19,6 +19,13 @@ struct lock_view {
 	int shared;		/* held by shared holders */
 	int nholders;
 	struct lock_view *holders;	/* malloc'd; inspect_views_free() */
+	struct lock_sched {	/* SPEC section 15 */
+		int waiters;	/* live waiters, standbys among them */
+		int standbys;	/* --respawn waiters */
+		long long delay_ms;	/* free: a lost holder's lock-delay left */
+		long long now_ms;	/* the server's clock with delay_ms */
+		long long claim_ms;	/* free: a --replace claim left */
+	} sched;
 };
 
 int inspect_lock(struct lock *l, struct lock_view *v, int remove,
@@ -26,6 +33,8 @@ int inspect_lock(struct lock *l, struct lock_view *v, int remove,
 int inspect_forget_fence(struct lock *l, struct lock_outcome *o);
 void inspect_views_free(struct lock_view *v, int n);
 const struct lock_view *inspect_agreed(const struct lock *l,
+    const struct lock_view *v);
+struct lock_sched inspect_sched(const struct lock *l,
     const struct lock_view *v);
 
 #endif

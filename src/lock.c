@@ -22,6 +22,7 @@
 #include "failover.h"
 #include "holder.h"
 #include "lease.h"
+#include "log.h"
 #include "quorum.h"
 
 /* Set up l for NAME under prefix on n servers (the connections stay the
@@ -59,8 +60,9 @@ lock_lease_end(const struct lock *l, int64_t sent)
 
 /* An acquire reply's kind: 1 granted (a bare fence, or {1, fence} from
  * the shared script), 2 re-entrant, 0 busy (3, held shared by an
- * inherited token, and 4, held back after a failover, count as busy),
- * -1 none. */
+ * inherited token, 4, held back after a failover, and 5, held back by a
+ * lost holder's lock-delay or a --replace claim, count as busy), -1
+ * none. */
 static int
 acquire_kind(const redisReply *p)
 {
@@ -71,7 +73,7 @@ acquire_kind(const redisReply *p)
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
 	k = reply_int(p, 0);
-	return k == 3 || k == 4 ? 0 : (int)k;
+	return k == 3 || k == 4 || k == 5 ? 0 : (int)k;
 }
 
 /* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2). */
@@ -162,7 +164,8 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 	const struct lock_meta *m = &l->meta;
 	size_t w;
 
-	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l)) {
+	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l) &&
+	    l->delay == 0 && !l->replace) {
 		args_script(a, SCRIPT_ACQUIRE, &l->k);
 		args_add(a, l->token, LOCK_TOKEN_LEN);
 		args_num(a, l->ttl);
@@ -199,6 +202,8 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 		args_str(a, l->queued ? "1" : "0");
 		failover_arg(a, l);
 		args_num(a, l->mark_ms);
+		/* The record outlives K by the lock-delay (proto.c). */
+		args_num(a, l->ttl + l->delay);
 	}
 	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
 		if (w == LOCK_TOKEN_LEN)
@@ -236,6 +241,29 @@ undo(struct lock *l)
 	lock_release(l, l->token, 0, 0, &others, &ignored);
 }
 
+/*
+ * Is p a "held back" answer ({5, ms}: a lost holder's --lock-delay, or
+ * another's --replace claim, keeps the free lock from us; proto.c)?
+ * Then o->hold_ms becomes the shortest hold, -v says why, and 1 is
+ * returned.
+ */
+static int
+held_back(const struct lock *l, const redisReply *p, struct lock_outcome *o)
+{
+	long long ms;
+
+	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
+	    reply_int(p, 0) != 5)
+		return 0;
+	ms = reply_int(p, 1) > 0 ? reply_int(p, 1) : 1;
+	if (o->hold_ms <= 0 || ms < o->hold_ms)
+		o->hold_ms = ms;
+	log_info("lock '%s' is free but held back for %lld.%03lld s (a lost "
+	    "holder's lock-delay, or a replacement's claim)", l->name,
+	    ms / 1000, ms % 1000);
+	return 1;
+}
+
 /* Tally an attempt's replies into l's grant and o; count[k] counts the
  * servers whose reply was of kind k (see acquire_kind()). */
 static int
@@ -249,7 +277,8 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 		int k = acquire_kind(p);
 
 		o->slow |= r[i].timed_out;
-		if (failover_held_back(&l->conns[i], p, o)) {
+		if (failover_held_back(&l->conns[i], p, o) ||
+		    held_back(l, p, o)) {
 			count[0]++;
 			continue;
 		}
@@ -325,9 +354,13 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 		uuid_generate_random(u);
 		uuid_unparse_lower(u, l->token);
 	}
-	/* A writer's place in the queue is named after its first token. */
-	if (l->waiter[0] == '\0')
+	/* A writer's place in the queue is named after its first token;
+	 * a standby's (--respawn) starts with 's' (status counts them). */
+	if (l->waiter[0] == '\0') {
 		memcpy(l->waiter, l->token, sizeof(l->waiter));
+		if (l->standby)
+			l->waiter[0] = 's';
+	}
 	acquire_args(l, &a, rec, wait);
 	o->err[0] = '\0';
 	o->slow = 0;
@@ -424,10 +457,15 @@ lock_retake(struct lock *l, struct lock_outcome *o)
 #define RECORD_SLACK_MS 10000
 
 /* How long a renewal that extends an exclusive holder's record makes it
- * live: the lease and the slack. */
+ * live: the lease and the slack, or with --lock-delay the lease and the
+ * delay. */
 int64_t
 lock_record_ms(const struct lock *l)
 {
+	/* With --lock-delay the record must outlive K by exactly the delay
+	 * (proto.c): every renewal sets it so. */
+	if (l->delay > 0)
+		return l->ttl + l->delay;
 	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
 }
 
@@ -500,10 +538,15 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	struct args a;
 	int ok = 0;
 
+	/* After a successful run of --once-per the release records it. */
+	if (s == SCRIPT_RELEASE && l->done_period > 0)
+		s = SCRIPT_RELEASE_DONE;
 	args_script(&a, s, &l->k);
 	args_str(&a, token);
+	if (s == SCRIPT_RELEASE_DONE)
+		args_num(&a, l->done_period);
 	/* An exclusive release says nothing unless it keeps the lock. */
-	if (s != SCRIPT_RELEASE || arg > 0)
+	if ((s != SCRIPT_RELEASE && s != SCRIPT_RELEASE_DONE) || arg > 0)
 		args_num(&a, arg);
 	if (s == SCRIPT_RENEW) {
 		args_num(&a, lock_record_ms(l));

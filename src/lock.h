@@ -53,6 +53,15 @@ struct lock {
 	int woken;		/* this attempt follows a wake-up */
 	int64_t mark_ms;	/* a busy attempt marks that a waiter waits,
 				 * for this long; 0: it will not wait */
+	/* Scheduling (SPEC section 15; proto.c says how the servers keep
+	 * it). */
+	int64_t delay;		/* --lock-delay: ms that a loss of our grant
+				 * holds NAME back; recorded with the grant */
+	int replace;		/* --replace: claim NAME ahead of waiters */
+	int replace_told;	/* what -v said of it (replace.c) */
+	int standby;		/* --respawn: our waiter id says so */
+	int64_t done_period;	/* > 0: the release records a success of
+				 * --once-per with this period */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
 	char token[LOCK_TOKEN_LEN + 1];
 	long long fence;
@@ -68,7 +77,9 @@ struct lock_outcome {
 				 * to stop (redlock stop) */
 	int self_shared;	/* acquire: an inherited token holds it shared */
 	int64_t hold_ms;	/* after LOCK_BUSY: a server grants nothing for
-				 * this long after a failover (failover.c) */
+				 * this long after a failover (failover.c),
+				 * a lost holder's --lock-delay or a
+				 * --replace claim (proto.c) */
 	char err[384];		/* why servers failed, for the message */
 };
 

@@ -19,6 +19,7 @@
 #include "lock.h"
 #include "log.h"
 #include "quorum.h"
+#include "respawn.h"
 #include "run.h"
 #include "sig.h"
 #include "tls.h"
@@ -67,6 +68,11 @@ static const char usage_text[] =
 "      --on-start CMD           run CMD with /bin/sh once the lock is held\n"
 "      --on-exit CMD            run CMD with /bin/sh at the end, told the outcome\n"
 "      --hook-timeout DURATION  kill a hook after this long (5s)\n"
+"      --once-per PERIOD        at most one successful run per PERIOD of the\n"
+"                               server's clock; else skip (the -E status)\n"
+"      --lock-delay DURATION    after a lock was lost, no holder for this long\n"
+"      --replace                ask the holders to stop; take NAME over first\n"
+"      --respawn                standby: run again after each run until signalled\n"
 "      --env                    acquire: print shell assignments, not the token\n"
 "      --json                   status, list, runs: print JSON objects\n"
 "      --prom                   runs: print Prometheus text\n"
@@ -144,8 +150,11 @@ dispatch(const struct config *cfg, int *die_by)
 		lock.held = getenv("REDLOCK_HELD");
 		lock.shared = cfg->shared;
 		lock.limit = cfg->limit;
-		code = cfg->verb == VERB_RUN ? run_command(cfg, &lock, die_by) :
-		    verbs_run(cfg, &lock, die_by);
+		lock.delay = cfg->lock_delay;
+		lock.replace = cfg->replace;
+		code = cfg->verb != VERB_RUN ? verbs_run(cfg, &lock, die_by) :
+		    cfg->respawn ? respawn_run(cfg, &lock, die_by) :
+		    run_command(cfg, &lock, die_by);
 	}
 	lock_free(&lock);
 	for (int i = 0; i < cfg->nurls; i++) {

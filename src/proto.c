@@ -14,11 +14,12 @@
  *                   raised it (bump_lua) and for shared holds, that long
  *                   after each grant (see below)
  *   base "\0holder" the exclusive holder's record (fence and metadata:
- *                   see LUA_RECORD), a string granted with K's first
- *                   lease; renewals extend it past K's, by at most the
- *                   longer of a TTL and RECORD_SLACK_MS (lock.c), and
- *                   only when K's new lease would come near its end
- *                   (renew.c)
+ *                   see LUA_RECORD in proto_view.c), a string granted
+ *                   with K's first lease; renewals extend it past K's,
+ *                   by at most the longer of a TTL and RECORD_SLACK_MS
+ *                   (lock.c), and only when K's new lease would come
+ *                   near its end (renew.c); with --lock-delay, by
+ *                   exactly the delay at every renewal (proto_sched.c)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers PROTO_WAKE_LINGER_MS
  *   base "\0waiting" the waiters between two attempts: a sorted set of
@@ -45,9 +46,15 @@
  *                   LUA_UNMARK), a shared holder's hmeta gets TOKEN:stop
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
+ *   base "\0done"   --once-per: the server's ms of NAME's last success,
+ *                   written by the release after a successful run and
+ *                   living until the end of that period (proto_sched.c)
  * where base puts them in K's Redis Cluster hash slot, for every NAME
  * (see aux_key()), so that every script runs on one node.  An
  * argv string cannot hold a NUL byte, so no NAME can collide with them.
+ *
+ * How NAME is held back while K is free (--lock-delay, --replace) is
+ * told at the top of proto_sched.c.
  *
  * Shared holders and the exclusive holder never coexist: K is either a
  * token or the marker.  Exclusive scripts never read the shared keys on
@@ -93,34 +100,18 @@
 #include "sha1.h"
 #include "slot.h"
 
-/*
- * The holder's record (KEYS meta): one string, the fence, then
- * "\0token\0ttl\0host\0pid\0user\0cmd\0start" as acquire_args() builds
- * it.  LUA_RECORD's record(m, v) reads it into HGETALL's shape, or {}
- * when it is not token v's; LUA_FENCE_OF(m) is its fence (0 if none).
- */
-#define LUA_RECORD \
-    "local function record(m, v)\n" \
-    "  if not m then return {} end\n" \
-    "  local f, pos = {}, 1\n" \
-    "  for n = 1, 8 do\n" \
-    "    local e = string.find(m, '\\0', pos, true) or #m + 1\n" \
-    "    f[n] = string.sub(m, pos, e - 1)\n" \
-    "    pos = e + 1\n" \
-    "  end\n" \
-    "  if f[2] ~= v then return {} end\n" \
-    "  return {'fence', f[1], 'ttl', f[3], 'host', f[4], 'pid', f[5],\n" \
-    "    'user', f[6], 'cmd', f[7], 'start', f[8]}\n" \
-    "end\n"
-
 /* The end of a grant, K just taken: the fence from the counter
  * (KEYS[2]), seeded from the server's clock when missing, then the
  * holder's record (KEYS[3]) from the record's tail rec (see LUA_RECORD),
- * living one TTL as K does (the first renewal extends it).  The fence is
- * left in f.  Numbers are formatted as integers ('%d': a fence is below
- * 2^53) and passed on as the strings they came in, since formatting a
- * float costs the server more than a call. */
-#define LUA_GRANT(rec) \
+ * living px ms (the first renewal extends it).  The fence is left in f.
+ * Numbers are formatted as integers ('%d': a fence is below 2^53) and
+ * passed on as the strings they came in, since formatting a float costs
+ * the server more than a call.  The record is set NX: one already there
+ * while K was free is a lost holder's or the hold marker, which may
+ * hold this request (of waiter id) back (LUA_HOLD: see "Held back"
+ * above); then K is given back and held is set to the ms to wait (the
+ * script declares it), else the grant goes on. */
+#define LUA_GRANT(rec, px, id) \
     "local f = redis.call('INCR', KEYS[2])\n" \
     "if f == 1 then\n" \
     "  local t = redis.call('TIME')\n" \
@@ -128,8 +119,20 @@
     "  redis.call('SET', KEYS[2], string.format('%d', f), 'PX', '" \
     PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n" \
     "end\n" \
-    "redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ", 'PX',\n" \
-    "  ARGV[2])\n"
+    "if not redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ",\n" \
+    "    'NX', 'PX', " px ") then\n" \
+    "  local m = redis.call('GET', KEYS[3]) or ''\n" \
+    "  local t = redis.call('TIME')\n" \
+    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n" \
+    LUA_HOLD("KEYS[3]", id) \
+    "  if hold > 0 then\n" \
+    "    redis.call('DEL', KEYS[1])\n" \
+    "    held = hold\n" \
+    "  else\n" \
+    "    redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ", 'PX', " \
+    px ")\n" \
+    "  end\n" \
+    "end\n"
 
 /*
  * Take the lock if it is free: the usual request (one server, no
@@ -138,30 +141,36 @@
  * arguments.  KEYS: K, fence, meta, waiting, xwait.  ARGV: token, ttl,
  * the record's tail, and how the request waits: '' it does not, else 'w'
  * ('W' once a busy attempt queued it) and its waiter id.  Returns the
- * fence granted (an integer), or {0, pttl} someone else holds it.  A
- * busy request that waits joins the waiters (KEYS[4]), so that a release
- * wakes it, and the waiting writers (KEYS[5]), so that shared requests
- * wait behind it, both for PROTO_WAIT_MARK_MS; a queued request's grant
- * leaves both.
+ * fence granted (an integer), {0, pttl} someone else holds it, or {5,
+ * ms} NAME is held back (LUA_GRANT).  A busy request that waits joins
+ * the waiters (KEYS[4]), so that a release wakes it, and the waiting
+ * writers (KEYS[5]), so that shared requests wait behind it, both for
+ * PROTO_WAIT_MARK_MS (scored by when that lapses, server ms); a queued
+ * request's grant leaves both.
  */
 static const char acquire_lua[] =
+    "local held\n"
     "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    "  if string.byte(ARGV[4]) == 87 then\n"
-    "    local id = string.sub(ARGV[4], 2)\n"
-    "    redis.call('ZREM', KEYS[5], id)\n"
-    "    redis.call('ZREM', KEYS[4], id)\n"
+    LUA_GRANT("ARGV[3]", "ARGV[2]", "string.sub(ARGV[4], 2)")
+    "  if not held then\n"
+    "    if string.byte(ARGV[4]) == 87 then\n"
+    "      local id = string.sub(ARGV[4], 2)\n"
+    "      redis.call('ZREM', KEYS[5], id)\n"
+    "      redis.call('ZREM', KEYS[4], id)\n"
+    "    end\n"
+    "    return f\n"
     "  end\n"
-    LUA_GRANT("ARGV[3]")
-    "  return f\n"
     "end\n"
     "if ARGV[4] ~= '' then\n"
     "  local id, t = string.sub(ARGV[4], 2), redis.call('TIME')\n"
-    "  redis.call('ZADD', KEYS[5], t[1] * 1000 + math.floor(t[2] / 1000) +\n"
-    "    " PROTO_STR(PROTO_WAIT_MARK_MS) ", id)\n"
+    "  local lapse = t[1] * 1000 + math.floor(t[2] / 1000) +\n"
+    "    " PROTO_STR(PROTO_WAIT_MARK_MS) "\n"
+    "  redis.call('ZADD', KEYS[5], lapse, id)\n"
     "  redis.call('PEXPIRE', KEYS[5], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
-    "  redis.call('ZADD', KEYS[4], 0, id)\n"
+    "  redis.call('ZADD', KEYS[4], lapse, id)\n"
     "  redis.call('PEXPIRE', KEYS[4], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
     "end\n"
+    "if held then return {5, held} end\n"
     "return {0, redis.call('PTTL', KEYS[1])}\n";
 
 /*
@@ -171,16 +180,18 @@ static const char acquire_lua[] =
  * counter must linger after each grant (a quorum: see the top) else '0',
  * the record's tail (see
  * LUA_RECORD), queue ms, waiter id, queued, the failover guard (below),
- * mark ms, then inherited tokens.  Returns the fence (an integer)
+ * mark ms, how long the record lives (the TTL, and --lock-delay's
+ * delay), then inherited tokens.  Returns the fence (an integer)
  * granted, {2, fence, token} one of the inherited tokens holds it, {3,
  * 0} one of them holds it shared (an exclusive request would wait for
  * itself), {0, pttl} someone else holds it, {4, ms left, ms since} the
- * failover guard holds grants back.  A busy request with queue ms > 0
+ * failover guard holds grants back, {5, ms} a lost holder's delay or a
+ * --replace claim does (LUA_GRANT).  A busy request with queue ms > 0
  * enters the waiting writers (xwait) under its waiter id for that long;
  * a busy request that will wait (mark ms > 0) joins the waiters
- * (KEYS[6]) under the same id, which then last that long, so that a
- * release wakes it.  Once queued (ARGV[7] == '1') its grant leaves
- * both.
+ * (KEYS[6]) under the same id, scored by when that lapses (server ms),
+ * so that a release wakes it.  Once queued (ARGV[7] == '1') its grant
+ * leaves both.
  *
  * With no inherited token and no guard, the grant is SET NX first.
  *
@@ -189,36 +200,43 @@ static const char acquire_lua[] =
  * of the key prefix; the guard's record is the hash prefix .. "\0failover"
  * (no NAME can make that key: a NAME holds no NUL byte) with fields
  * replid (the replication id of the master that last granted), ttl
- * (the longest TTL granted), since and until (server ms: when another
+ * (the longest TTL granted, with its --lock-delay: a loss that the
+ * failover hides from the new master still holds NAME back that long
+ * after the lease), since and until (server ms: when another
  * replication id was first seen, and until when grants wait).
  */
 static const char acquire_any_lua[] =
     LUA_UNMARK
+    "local held\n"
     "local function busy(v)\n"
     "  v = unmark(v)\n"
-    "  for i = 10, #ARGV do\n"
+    "  for i = 11, #ARGV do\n"
     "    if ARGV[i] == v then\n"
     "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
     "    end\n"
     "  end\n"
     "  if v == '\\0shared' then\n"
-    "    for i = 10, #ARGV do\n"
+    "    for i = 11, #ARGV do\n"
     "      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end\n"
     "    end\n"
     "  end\n"
-    "  if ARGV[5] ~= '0' then\n"
+    "  local now\n"
+    "  if ARGV[5] ~= '0' or ARGV[9] ~= '0' then\n"
     "    local t = redis.call('TIME')\n"
-    "    redis.call('ZADD', KEYS[4], t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "      + ARGV[5], ARGV[6])\n"
+    "    now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "  end\n"
+    "  if ARGV[5] ~= '0' then\n"
+    "    redis.call('ZADD', KEYS[4], now + ARGV[5], ARGV[6])\n"
     "    redis.call('PEXPIRE', KEYS[4], ARGV[5])\n"
     "  end\n"
     "  if ARGV[9] ~= '0' then\n"
-    "    redis.call('ZADD', KEYS[6], 0, ARGV[6])\n"
+    "    redis.call('ZADD', KEYS[6], now + ARGV[9], ARGV[6])\n"
     "    redis.call('PEXPIRE', KEYS[6], ARGV[9])\n"
     "  end\n"
+    "  if held then return {5, held} end\n"
     "  return {0, redis.call('PTTL', KEYS[1])}\n"
     "end\n"
-    "if #ARGV < 10 and ARGV[8] == '' then\n"
+    "if #ARGV < 11 and ARGV[8] == '' then\n"
     "  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
     "    return busy(false)\n"
     "  end\n"
@@ -226,31 +244,19 @@ static const char acquire_any_lua[] =
     "  local v = redis.pcall('GET', KEYS[1])\n"
     "  if type(v) == 'table' then v = '\\0other' end\n"
     "  if v then return busy(v) end\n"
-    LUA_FAILOVER_GUARD("8")
+    LUA_FAILOVER_GUARD("8", "10")
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "end\n"
+    LUA_GRANT("ARGV[4]", "ARGV[10]", "ARGV[6]")
+    "if held then return busy(false) end\n"
     "if ARGV[7] == '1' then\n"
     "  redis.call('ZREM', KEYS[4], ARGV[6])\n"
     "  redis.call('ZREM', KEYS[6], ARGV[6])\n"
     "end\n"
-    LUA_GRANT("ARGV[4]")
     "if ARGV[3] == '1' then\n"
     "  redis.call('PEXPIRE', KEYS[2], '" PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n"
     "end\n"
     "return f\n";
-
-/* The start of every script that acts for token ARGV[1]: go on only if
- * it holds K (stop set when redlock stop marked it), else return 0
- * (another token), -2 (held shared) or -1 (free). */
-#define LUA_TOKEN_HOLDS \
-    "local v, stop = redis.pcall('GET', KEYS[1]), false\n" \
-    "if type(v) == 'table' then v = '\\0other' end\n" \
-    "if v ~= ARGV[1] then\n" \
-    "  if v == '\\0shared' then return -2 end\n" \
-    "  if not v then return -1 end\n" \
-    "  if v ~= ARGV[1] .. " LUA_STOP_MARK " then return 0 end\n" \
-    "  stop = true\n" \
-    "end\n"
 
 /*
  * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
@@ -271,45 +277,12 @@ static const char renew_lua[] =
     "return 1\n";
 
 /*
- * Release if token ARGV[1] holds the lock: delete it with its record,
- * and wake one waiter if any waits (KEYS[4]; the wake list lingers
- * PROTO_WAKE_LINGER_MS); given ARGV[2] (--min-hold: ms, always more
- * than 0) leave it to expire that much later instead.  When shared
- * requests were turned away for waiting writers (hmeta's rwait, see
- * proto_sh_acquire_lua), the readers get the next turn: K is left held
- * shared by nobody for PROTO_READERS_TURN_MS, which writers cannot take
- * and readers may, waiting writers or not (hmeta's turn), and every
- * waiter is woken.  KEYS: K, meta, wake, waiting, hmeta.  Returns 1
- * released, 2 left to expire, 0 held by another token, -2 held shared,
- * -1 free.
+ * Release if token ARGV[1] holds the lock (LUA_RELEASE, keep ARGV[2]).
+ * KEYS: K, meta, wake, waiting, hmeta.  Returns 1 released, 2 left to
+ * expire, 0 held by another token, -2 held shared, -1 free.
  */
 static const char release_lua[] =
-    LUA_TOKEN_HOLDS
-    "if ARGV[2] then\n"
-    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
-    "  return 2\n"
-    "end\n"
-    "redis.call('DEL', KEYS[1], KEYS[2])\n"
-    "if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end\n"
-    "local t = redis.call('TIME')\n"
-    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "local n = 1\n"
-    "if tonumber(redis.call('HGET', KEYS[5], 'rwait') or '0') > now then\n"
-    "  local turn = '" PROTO_STR(PROTO_READERS_TURN_MS) "'\n"
-    "  redis.call('SET', KEYS[1], '\\0shared', 'PX', turn)\n"
-    "  redis.call('HSET', KEYS[5], 'turn', string.format('%d', now + turn))\n"
-    "  redis.call('PEXPIRE', KEYS[5], turn)\n"
-    "  n = math.min(redis.call('ZCARD', KEYS[4]), 1000)\n"
-    "  redis.call('DEL', KEYS[3])\n"
-    "end\n"
-    "local ones = {}\n"
-    "for i = 1, n do ones[i] = '1' end\n"
-    "if redis.call('RPUSH', KEYS[3], unpack(ones)) > n then\n"
-    "  redis.call('LTRIM', KEYS[3], 0, n - 1)\n"
-    "end\n"
-    "redis.call('PEXPIRE', KEYS[3], '" PROTO_STR(PROTO_WAKE_LINGER_MS) "')\n"
-    "return 1\n";
+    LUA_TOKEN_HOLDS LUA_RELEASE("ARGV[2]");
 
 /*
  * Quorum mode: raise the fencing counter to the fence of this grant
@@ -331,51 +304,11 @@ static const char bump_lua[] =
     "end\n"
     "return 1\n";
 
-/*
- * Read (ARGV[1] == '1': and remove) the lock whoever holds it.  KEYS: K,
- * meta, wake, holders, hmeta.  Returns {} when there is no lock; held
- * exclusively {token, pttl, {record field, value...}} (with stop, token
- * when redlock stop marked it); held shared
- * {marker, pttl, {}, {token, pttl...}, {hmeta field, value...}} with
- * the live holders only.
- */
-static const char inspect_lua[] =
-    LUA_RECORD LUA_UNMARK
-    "local ty = redis.call('TYPE', KEYS[1])['ok']\n"
-    "if ty == 'none' then return {} end\n"
-    "local v, stop, r\n"
-    "if ty ~= 'string' then\n"
-    "  r = {ty, redis.call('PTTL', KEYS[1]), {}, 'type'}\n"
-    "else\n"
-    "  v, stop = unmark(redis.call('GET', KEYS[1]))\n"
-    "end\n"
-    "if r then\n"
-    "elseif v == '\\0shared' then\n"
-    "  local t = redis.call('TIME')\n"
-    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "  local h = redis.call('ZRANGEBYSCORE', KEYS[4],\n"
-    "    '(' .. string.format('%d', now), '+inf', 'WITHSCORES')\n"
-    "  for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end\n"
-    "  r = {v, redis.call('PTTL', KEYS[1]), {}, h,\n"
-    "    redis.call('HGETALL', KEYS[5])}\n"
-    "else\n"
-    "  r = {v, redis.call('PTTL', KEYS[1]),\n"
-    "    record(redis.call('GET', KEYS[2]), v)}\n"
-    "  if stop then table.insert(r[3], 'stop'); table.insert(r[3], v) end\n"
-    "end\n"
-    "if ARGV[1] == '1' then\n"
-    "  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])\n"
-    "  redis.call('RPUSH', KEYS[3], '1')\n"
-    "  redis.call('LTRIM', KEYS[3], 0, 0)\n"
-    "  redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
-    "end\n"
-    "return r\n";
-
 static const char *const scripts[SCRIPT_COUNT] = {
 	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua,
-	bump_lua, inspect_lua,
+	bump_lua, proto_inspect_lua,
 	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
-	proto_stop_lua, proto_notify_lua
+	proto_stop_lua, proto_notify_lua, proto_release_done_lua, proto_once_lua
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -448,8 +381,10 @@ proto_keys(struct keys *k, const char *prefix, const char *name)
 	k->xwake = aux_key(k->key, k->keylen, "xwake", &k->xwakelen);
 	k->stop = aux_key(k->key, k->keylen, "stop", &k->stoplen);
 	k->stopped = aux_key(k->key, k->keylen, "stopped", &k->stoppedlen);
+	k->done = aux_key(k->key, k->keylen, "done", &k->donelen);
 	return k->fence && k->meta && k->wake && k->waiting && k->holders &&
-	    k->hmeta && k->xwait && k->xwake && k->stop && k->stopped ? 0 : -1;
+	    k->hmeta && k->xwait && k->xwake && k->stop && k->stopped &&
+	    k->done ? 0 : -1;
 }
 
 void
@@ -457,7 +392,7 @@ proto_keys_free(struct keys *k)
 {
 	char *all[] = { k->key, k->fence, k->meta, k->wake, k->waiting,
 	    k->holders,
-	    k->hmeta, k->xwait, k->xwake, k->stop, k->stopped };
+	    k->hmeta, k->xwait, k->xwake, k->stop, k->stopped, k->done };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		free(all[i]);
@@ -503,6 +438,7 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 	case 'q': *len = k->xwaitlen; return k->xwait;
 	case 'x': *len = k->xwakelen; return k->xwake;
 	case 's': *len = k->stoplen; return k->stop;
+	case 'o': *len = k->donelen; return k->done;
 	default: *len = k->stoppedlen; return k->stopped;
 	}
 }
@@ -511,7 +447,8 @@ key_by_letter(const struct keys *k, char c, size_t *len)
  * Start a fresh vector: EVALSHA of script s with the keys of k that it
  * takes, in the order of the script's KEYS comment (the letters below:
  * K, fence, meta, wake, waiting (a), holders, hmeta, xwait (q), xwake,
- * stop, stopped (d)).  This table is the one place that says which keys a script has.
+ * stop, stopped (d), done (o)).  This table is the one place that says
+ * which keys a script has.
  */
 void
 args_script(struct args *a, enum script s, const struct keys *k)
@@ -520,9 +457,10 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_ACQUIRE] = "kfmaq", [SCRIPT_ACQUIRE_ANY] = "kfmqha",
 		[SCRIPT_RENEW] = "km", [SCRIPT_RENEW_LEASE] = "k",
 		[SCRIPT_RELEASE] = "kmwaH", [SCRIPT_BUMP] = "fm",
-		[SCRIPT_INSPECT] = "kmwhH", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
+		[SCRIPT_INSPECT] = "kmwhHa", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
 		[SCRIPT_STOP] = "khsHm", [SCRIPT_NOTIFY] = "d",
+		[SCRIPT_RELEASE_DONE] = "kmwaHo", [SCRIPT_ONCE] = "o",
 	};
 
 	if (shas[s][0] == '\0')

@@ -63,7 +63,8 @@
  * inherited tokens.  Returns {1, fence} granted,
  * {2, fence, token} an inherited token holds it (exclusively or
  * shared), {0, ms} busy: held exclusively (ms: its TTL), a writer waits
- * (-1), or --limit holders hold it (ms: until the first lease ends).
+ * (-1), or --limit holders hold it (ms: until the first lease ends),
+ * {5, ms} a free NAME is held back (LUA_HOLD, proto.c).
  * A grant that leaves room wakes the next waiter; a woken request
  * turned away for a waiting writer hands its wake-up to the writers,
  * and a busy request that will wait notes in hmeta (rwait) that
@@ -74,16 +75,16 @@
  */
 const char proto_sh_acquire_lua[] =
     LUA_NOW LUA_HOLDERS("4", "5") LUA_WAKE("10", "6") LUA_UNMARK
-    "local function busy(ms)\n"
+    "local function busy(ms, kind)\n"
     "  if ARGV[12] ~= '0' then\n"
-    "    redis.call('ZADD', KEYS[9], 0, ARGV[13])\n"
+    "    redis.call('ZADD', KEYS[9], now + ARGV[12], ARGV[13])\n"
     "    redis.call('PEXPIRE', KEYS[9], ARGV[12])\n"
     "    redis.call('HSET', KEYS[5], 'rwait', now + ARGV[12])\n"
     "    if redis.call('PTTL', KEYS[5]) < tonumber(ARGV[12]) then\n"
     "      redis.call('PEXPIRE', KEYS[5], ARGV[12])\n"
     "    end\n"
     "  end\n"
-    "  return {0, ms}\n"
+    "  return {kind or 0, ms}\n"
     "end\n"
     "local v = redis.pcall('GET', KEYS[1])\n"
     "if type(v) == 'table' then v = '\\0other' end\n"
@@ -105,6 +106,11 @@ const char proto_sh_acquire_lua[] =
     "    end\n"
     "  end\n"
     "else\n"
+    "  local m = redis.call('GET', KEYS[3])\n"
+    "  if m then\n"
+    LUA_HOLD("KEYS[3]", "ARGV[13]")
+    "    if hold > 0 then return busy(hold, 5) end\n"
+    "  end\n"
     "  redis.call('DEL', KEYS[4], KEYS[5])\n"
     "end\n"
     "local turn = tonumber(redis.call('HGET', KEYS[5], 'turn') or '0') > now\n"
@@ -118,7 +124,7 @@ const char proto_sh_acquire_lua[] =
     "  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"
     "  return busy(math.floor(tonumber(first[2]) - now))\n"
     "end\n"
-    LUA_FAILOVER_GUARD("14")
+    LUA_FAILOVER_GUARD("14", "2")
     "local f = redis.call('INCR', KEYS[2])\n"
     "if f == 1 then\n"
     "  f = t[1] * 1000000 + t[2] + 1\n"
@@ -214,6 +220,10 @@ const char proto_sh_release_lua[] =
  * until margin ms after K's expiry.  Returns {asked, left, pttl,
  * foreign}: holders asked now, holders still holding (of the set, and a
  * foreign one), K's TTL (-2: free), 1 when a foreign value holds K.
+ * With ARGV[3], a waiter id, and ARGV[4], ms (--replace), and NAME held,
+ * the waiter's claim on NAME goes to the holder's record, or to the
+ * hold marker, and stands until ARGV[4] ms after K's lease (see "Held
+ * back" in proto.c).
  */
 const char proto_stop_lua[] =
     LUA_NOW LUA_UNMARK
@@ -262,6 +272,33 @@ const char proto_stop_lua[] =
     "  local ms = tonumber(ARGV[2])\n"
     "  if pttl > 0 then ms = ms + pttl end\n"
     "  redis.call('PEXPIRE', KEYS[3], ms)\n"
+    "end\n"
+    /* --replace: the claim (see "Held back" in proto.c). */
+    "if ARGV[3] and v then\n"
+    "  local m = redis.call('GET', KEYS[5])\n"
+    "  local kp = math.max(redis.call('PTTL', KEYS[1]), 0)\n"
+    "  if m and string.byte(m) ~= 0 then\n"
+    "    local g, pos = {}, 1\n"
+    "    for i = 1, 10 do\n"
+    "      local e = string.find(m, '\\0', pos, true) or #m + 1\n"
+    "      g[i] = string.sub(m, pos, e - 1)\n"
+    "      pos = e + 1\n"
+    "    end\n"
+    "    if g[10] ~= ARGV[3] then\n"
+    "      redis.call('SET', KEYS[5], table.concat(g, '\\0', 1, 9) .. '\\0' ..\n"
+    "        ARGV[3], 'KEEPTTL')\n"
+    "    end\n"
+    "    if (tonumber(g[9]) or 0) == 0 and\n"
+    "        redis.call('PTTL', KEYS[5]) < kp + ARGV[4] then\n"
+    "      redis.call('PEXPIRE', KEYS[5], kp + ARGV[4])\n"
+    "    end\n"
+    "  else\n"
+    "    local du = m and tonumber(string.match(m, '^%zhold%z(%d+)')) or 0\n"
+    "    local cu = now + kp + ARGV[4]\n"
+    "    redis.call('SET', KEYS[5], '\\0hold\\0' .. string.format('%d', du) ..\n"
+    "      '\\0' .. ARGV[3] .. '\\0' .. string.format('%d', cu), 'PX',\n"
+    "      string.format('%d', math.max(du, cu) - now))\n"
+    "  end\n"
     "end\n"
     "return {asked, left + foreign, pttl, foreign}\n";
 

@@ -107,9 +107,11 @@ renew_main(void *arg)
 		struct lock_outcome o = { 0 };
 		int64_t sent = clock_ms();
 		/* The record must outlive the lease this renewal may give,
-		 * which ends at the latest ttl after its reply. */
-		int64_t record_ms = sent + timeout + l->ttl >= record_end ?
-		    lock_record_ms(l) : 0;
+		 * which ends at the latest ttl after its reply; with
+		 * --lock-delay by exactly the delay, so every renewal sets
+		 * it (proto.c). */
+		int64_t record_ms = l->delay > 0 ||
+		    sent + timeout + l->ttl >= record_end ? lock_record_ms(l) : 0;
 		int lost, ok = lock_renew(l, sent + timeout, record_ms, &lost,
 		    &o);
 

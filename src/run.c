@@ -19,6 +19,7 @@
 #include "holder.h"
 #include "log.h"
 #include "monitor.h"
+#include "once.h"
 #include "sig.h"
 #include "supervise.h"
 #include "verbs.h"
@@ -108,6 +109,10 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
+	/* --once-per: this period had its success; the run is skipped as
+	 * one that found the lock busy. */
+	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
+		return monitor_refused(&mon, LOCK_BUSY, code);
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	monitor_acquired(&mon);
 	code = spawn(c, &r);
@@ -125,8 +130,12 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 			*die_by = -*die_by;
 	}
 	supervise_end(&r);
+	/* --once-per: the release records a success (once.c). */
+	if (c->once_per > 0 && code == 0 && !r.lost)
+		l->done_period = c->once_per;
 	if (r.held)
 		finish(&r);
+	l->done_period = 0;
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);
 	return monitor_end(&mon, &r, code, *die_by);

@@ -31,6 +31,10 @@ static const int handled[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
 };
 
+/* The last signal read from the self-pipe that asks redlock to end
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT): --respawn stops on it. */
+static int end_asked;
+
 /* Signals that were SIG_IGN at start-up (bit sig). */
 static unsigned long long ignored_at_start;
 
@@ -142,7 +146,19 @@ sig_next(void)
 {
 	unsigned char b;
 
-	return read(pipe_fd[0], &b, 1) == 1 ? b : -1;
+	if (read(pipe_fd[0], &b, 1) != 1)
+		return -1;
+	if (b == SIGINT || b == SIGTERM || b == SIGHUP || b == SIGQUIT)
+		end_asked = b;
+	return b;
+}
+
+/* The last signal read by sig_next() that asks redlock to end (SIGINT,
+ * SIGTERM, SIGHUP or SIGQUIT, forwarded to the command or not), or 0. */
+int
+sig_end_asked(void)
+{
+	return end_asked;
 }
 
 /*

@@ -11,6 +11,7 @@ int sig_init(void);
 int sig_fd(void);
 int sig_notify_fd(void);
 int sig_next(void);
+int sig_end_asked(void);
 int sig_ignored(int sig);
 void sig_child_defaults(void);
 void sig_stop_self(int sig);

@@ -51,9 +51,62 @@ holder_json(const struct lock_view *v)
 	}
 }
 
+/* A free lock held back (SPEC section 15): ", lock-delay until T (N
+ * left)" (T on the server's clock), or ", claimed by a --replace (N
+ * left)". */
+static void
+hold_text(const struct lock_sched *s)
+{
+	char until[32], left[32];
+
+	if (s->delay_ms > 0) {
+		print_time(s->now_ms + s->delay_ms, until, sizeof(until));
+		duration_format(s->delay_ms, left, sizeof(left));
+		printf(", lock-delay until %s (%s left)", until, left);
+	} else if (s->claim_ms > 0) {
+		duration_format(s->claim_ms, left, sizeof(left));
+		printf(", claimed by a --replace (%s left)", left);
+	}
+}
+
+/* The waiters line, when some wait: "waiters: N (S standbys)". */
+static void
+waiters_text(const struct lock_sched *s)
+{
+	if (s->waiters == 0)
+		return;
+	printf("waiters: %d", s->waiters);
+	if (s->standbys > 0)
+		printf(" (%d standby%s)", s->standbys,
+		    s->standbys == 1 ? "" : "s");
+	putchar('\n');
+}
+
+/* What scheduling adds to a lock's JSON object: waiters and standbys
+ * when some wait; lock_delay_ms and lock_delay_until of a free lock a
+ * lost holder's --lock-delay holds back, claim_ms of one a --replace
+ * claims. */
+static void
+sched_json(const struct lock_sched *s)
+{
+	char until[32];
+
+	if (s->waiters > 0)
+		printf(",\"waiters\":%d,\"standbys\":%d", s->waiters,
+		    s->standbys);
+	if (s->delay_ms > 0) {
+		print_time(s->now_ms + s->delay_ms, until, sizeof(until));
+		printf(",\"lock_delay_ms\":%lld,\"lock_delay_until\":\"%s\"",
+		    s->delay_ms, until);
+	}
+	if (s->claim_ms > 0)
+		printf(",\"claim_ms\":%lld", s->claim_ms);
+}
+
 /* The JSON object of a lock, without its closing brace. */
 static void
-status_json(const struct lock *l, const struct lock_view *v, int held)
+status_json(const struct lock *l, const struct lock_view *v, int held,
+    const struct lock_sched *s)
 {
 	fputs("{\"name\":", stdout);
 	print_json(l->name, l->namelen);
@@ -73,6 +126,7 @@ status_json(const struct lock *l, const struct lock_view *v, int held)
 		putchar(',');
 		holder_json(v);
 	}
+	sched_json(s);
 }
 
 /* A holder's lines of the text output. */
@@ -102,23 +156,29 @@ holder_text(const struct lock_view *h)
 }
 
 static void
-status_text(const struct lock *l, const struct lock_view *h)
+status_text(const struct lock *l, const struct lock_view *h,
+    const struct lock_sched *s)
 {
 	fputs("lock:    ", stdout);
 	print_text(l->name, l->namelen);
 	if (h == NULL) {
-		fputs("\nstate:   free\n", stdout);
+		fputs("\nstate:   free", stdout);
+		hold_text(s);
+		putchar('\n');
+		waiters_text(s);
 		return;
 	}
 	if (!h->shared) {
 		fputs("\nstate:   held\n", stdout);
 		holder_text(h);
+		waiters_text(s);
 		return;
 	}
 	printf("\nstate:   held shared by %d holder%s\n", h->nholders,
 	    h->nholders == 1 ? "" : "s");
 	for (int i = 0; i < h->nholders; i++)
 		holder_text(&h->holders[i]);
+	waiters_text(s);
 }
 
 int
@@ -128,6 +188,7 @@ status_show(const struct config *c, struct lock *l)
 	struct lock_outcome o = { 0 };
 	const struct lock_view *h;
 	struct record rec;
+	struct lock_sched sched;
 	int answered = inspect_lock(l, v, 0, &o);
 
 	if (answered < l->quorum) {
@@ -137,8 +198,9 @@ status_show(const struct config *c, struct lock *l)
 	}
 	h = inspect_agreed(l, v);
 	record_read(l, &rec);
+	sched = inspect_sched(l, v);
 	if (c->json) {
-		status_json(l, h, h != NULL);
+		status_json(l, h, h != NULL, &sched);
 		fputs(",\"record\":", stdout);
 		record_json(&rec);
 		if (l->n > 1) {
@@ -154,7 +216,7 @@ status_show(const struct config *c, struct lock *l)
 		}
 		fputs("}\n", stdout);
 	} else {
-		status_text(l, h);
+		status_text(l, h, &sched);
 		record_text(&rec);
 		for (int i = 0; l->n > 1 && i < l->n; i++) {
 			char ttl[32];
@@ -330,6 +392,9 @@ list_text(struct row *rows, size_t n)
 			print_text(v->meta.cmd, strlen(v->meta.cmd));
 		} else
 			fputs("(foreign: no holder metadata)", stdout);
+		if (v->sched.waiters > 0)
+			printf("  [waiters: %d, standbys: %d]", v->sched.waiters,
+			    v->sched.standbys);
 		putchar('\n');
 	}
 }
@@ -403,7 +468,7 @@ status_list(const struct config *c, struct lock *l)
 			    .namelen = rows[i].namelen,
 			    .k = { .key = (char *)rows[i].name - pl,
 			    .keylen = rows[i].namelen + pl } };
-			status_json(&t, &rows[i].v, 1);
+			status_json(&t, &rows[i].v, 1, &rows[i].v.sched);
 			fputs(",\"record\":", stdout);
 			record_json(&rows[i].rec);
 			fputs("}\n", stdout);

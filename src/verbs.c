@@ -231,11 +231,19 @@ verb_break(const struct config *c, struct lock *l)
 		if (forgot > 0)
 			log_error("removed the fencing counter of lock '%s'",
 			    c->name);
+		struct lock_sched held_back = inspect_sched(l, v);
+		int lifted = h == NULL &&
+		    (held_back.delay_ms > 0 || held_back.claim_ms > 0);
+
 		if (h != NULL)
 			say_removed(c, h);
+		else if (lifted)
+			log_error("removed what held free lock '%s' back (%s)",
+			    c->name, held_back.delay_ms > 0 ? "a lock-delay" :
+			    "a --replace claim");
 		else
 			log_error("lock '%s' was not held", c->name);
-		code = h != NULL || forgot > 0 ? 0 : EXIT_NOT_HELD;
+		code = h != NULL || forgot > 0 || lifted ? 0 : EXIT_NOT_HELD;
 	}
 	inspect_views_free(v, l->n);
 	return code;

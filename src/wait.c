@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "failover.h"
 #include "quorum.h"
+#include "replace.h"
 
 /* The longest sleep between attempts while the lock is busy: the delay
  * before a release by a foreign client (redis-py, ...), which pushes no
@@ -163,13 +164,18 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 }
 
 /* The lists a waiter blocks on: the lock's wake list and, for an
- * exclusive waiter on one server, the writers' list first.  Returns
- * how many. */
+ * exclusive waiter on one server, the writers' list first; a --replace
+ * also the list that a holder it stopped pushes to once released.
+ * Returns how many. */
 static int
-wake_keys(const struct lock *l, const char *key[2], size_t len[2])
+wake_keys(const struct lock *l, const char *key[3], size_t len[3])
 {
 	int n = 0;
 
+	if (l->replace) {
+		key[n] = l->k.stopped;
+		len[n++] = l->k.stoppedlen;
+	}
 	if (!l->shared && l->n == 1) {
 		key[n] = l->k.xwake;
 		len[n++] = l->k.xwakelen;
@@ -184,8 +190,8 @@ static int
 wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
-	const char *key[2];
-	size_t len[2];
+	const char *key[3];
+	size_t len[3];
 	int n = wake_keys(l, key, len);
 
 	return wait_lists(l, key, len, n, ms, hard, intr_fd, o);
@@ -223,8 +229,8 @@ wake_and_try(struct lock *l, int64_t ms, int intr_fd,
 {
 	struct args a = { .script = -1 };
 	struct conn_req note = { 0 };
-	const char *key[2];
-	size_t len[2];
+	const char *key[3];
+	size_t len[3];
 	char t[32];
 	enum lock_result res;
 	int nkeys = wake_keys(l, key, len);
@@ -314,6 +320,8 @@ pause_busy(struct lock *l, struct wait_state *w, const struct lock_outcome *o,
 
 	w->failures = 0;
 	w->seen_busy = 1;
+	if (l->replace)
+		replace_claim(l);
 	if (w->wait == 0 || (w->until >= 0 && left <= 0))
 		return -1;
 	if (l->n > 1 && nap_until(clock_ms() +

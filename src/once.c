@@ -1,0 +1,95 @@
+/*
+ * once.c - --once-per PERIOD (SPEC section 15): at most one successful
+ * run of NAME per period of the server's clock.  The release after a
+ * successful run records the server's time (proto_release_done_lua);
+ * a run that gets the lock first asks whether that time falls in the
+ * current period (proto_once_lua), and if so gives the lock back and skips
+ * its command.  Periods are aligned to the epoch of the server's clock,
+ * so every host agrees on them whatever its own clock says.
+ *
+ * Quorum: the mark is written on every server the release reaches, a
+ * majority for a release that counts; any later majority shares a
+ * server with it, and one server that says "done this period" is
+ * enough to skip.  (Its period is that server's; quorum servers whose
+ * clocks differ by a good part of a period disagree near a boundary,
+ * which can only skip a run, never allow a second.)
+ */
+#include "once.h"
+
+#include <stdio.h>
+
+#include "clock.h"
+#include "exit.h"
+#include "log.h"
+#include "print.h"
+#include "quorum.h"
+#include "verbs.h"
+
+/* How long the question may wait for the servers. */
+#define ONCE_TIMEOUT_MS 2000
+
+/*
+ * Did NAME succeed in the current period on any server?  Returns 1 (with
+ * the last success in *when, server ms), 0, or -1 when fewer than a
+ * quorum answered (o->err says why).
+ */
+static int
+once_done(struct lock *l, int64_t period, long long *when,
+    struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+	struct args a;
+	int answered = 0, done = 0;
+
+	args_script(&a, SCRIPT_ONCE, &l->k);
+	args_num(&a, period);
+	o->err[0] = '\0';
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + ONCE_TIMEOUT_MS, -1,
+	    NULL, NULL, o->err, sizeof(o->err));
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 3) {
+			if (p != NULL && p->type != REDIS_REPLY_ERROR)
+				quorum_note(&l->conns[i], &r[i], o->err,
+				    sizeof(o->err));
+			continue;
+		}
+		answered++;
+		if (reply_int(p, 0) == 1) {
+			done = 1;
+			*when = reply_int(p, 1);
+		}
+	}
+	conn_req_clear(r, l->n);
+	return answered < l->quorum ? -1 : done;
+}
+
+/*
+ * Right after the lock was taken (held: by us, not re-entrant): skip the
+ * command when NAME already succeeded this period.  Returns the exit
+ * status to end with (the conflict status, or 69 when the servers
+ * cannot say) after giving the lock back, or -1 to run the command.
+ */
+int
+once_skip(const struct config *c, struct lock *l, int held)
+{
+	struct lock_outcome o = { 0 }, ro = { 0 };
+	long long when = 0;
+	char t[32], m[160 + CONFIG_NAME_MAX];
+	int done = once_done(l, c->once_per, &when, &o), others;
+
+	if (done == 0)
+		return -1;
+	if (held)
+		lock_release(l, l->token, 0, 0, &others, &ro);
+	if (done < 0) {
+		log_error("%s", o.err[0] ? o.err : "no quorum of servers");
+		return EXIT_UNAVAILABLE;
+	}
+	print_time(when, t, sizeof(t));
+	snprintf(m, sizeof(m), "lock '%s': already run successfully at %s, "
+	    "in this period of --once-per; skipping the command", c->name, t);
+	log_info("%s", m);
+	return c->conflict_exit;
+}

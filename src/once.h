@@ -1,0 +1,10 @@
+/* once.h - --once-per: at most one successful run of NAME a period */
+#ifndef REDLOCK_ONCE_H
+#define REDLOCK_ONCE_H
+
+#include "config.h"
+#include "lock.h"
+
+int once_skip(const struct config *c, struct lock *l, int held);
+
+#endif

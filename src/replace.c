@@ -1,0 +1,73 @@
+/*
+ * replace.c - --replace (SPEC section 15): a waiter that asks the
+ * holders of NAME to stop, as redlock stop does (stop.c), and claims
+ * NAME so that it gets it before any other waiter once they have let
+ * go.  wait.c calls replace_claim() after every busy attempt, which
+ * asks whoever holds NAME then and asserts the claim again; the servers
+ * keep the claim in the holder's record (proto.c, "Held back"), where
+ * it outlives the holder's release or expiry by PROTO_CLAIM_MS.  A
+ * holder that redlock cannot ask (redis-py, ...) is waited for as any
+ * waiter would, the claim still standing.
+ *
+ * Nothing here grants anything: the command starts only once the lock
+ * is ours, that is once the old holder released it (after its whole
+ * process tree was gone) or its lease ran out (its guard had killed the
+ * tree by then).
+ *
+ * Quorum: the claim is asserted on every server; another waiter needs a
+ * majority of grants, and every majority has a server where the claim
+ * of a round that reached a majority stands.
+ */
+#include "replace.h"
+
+#include <stdio.h>
+
+#include "clock.h"
+#include "log.h"
+#include "quorum.h"
+
+/* The stop request outlives the leases of the holders asked by this
+ * much (as redlock stop's: they see it at a renewal before then). */
+#define REPLACE_STOP_MARGIN_MS 5000
+
+/* How long one round may wait for the servers: short, it is between
+ * two attempts of a waiter. */
+#define REPLACE_ROUND_MS 1000
+
+/* Ask the holders of NAME to stop and claim it for l's waiter id (set by
+ * the busy attempt before).  Best effort: a round that fails is made
+ * again after the next attempt. */
+void
+replace_claim(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a;
+	long long asked = 0;
+	int foreign = 0;
+
+	args_script(&a, SCRIPT_STOP, &l->k);
+	args_str(&a, "1");
+	args_num(&a, REPLACE_STOP_MARGIN_MS);
+	args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+	args_num(&a, PROTO_CLAIM_MS);
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + REPLACE_ROUND_MS, -1,
+	    NULL, NULL, NULL, 0);
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 4)
+			continue;
+		if (reply_int(p, 0) > asked)
+			asked = reply_int(p, 0);
+		foreign |= reply_int(p, 3) != 0;
+	}
+	conn_req_clear(r, l->n);
+	/* Said once: the request and the claim are made every round. */
+	if (asked > 0 && !(l->replace_told & 1))
+		log_info("--replace: asked %lld holder%s of lock '%s' to stop",
+		    asked, asked == 1 ? "" : "s", l->name);
+	else if (foreign && !(l->replace_told & 2))
+		log_info("--replace: lock '%s' is held by another client, which "
+		    "cannot be asked to stop: waiting for its release", l->name);
+	l->replace_told |= (asked > 0) | foreign << 1;
+}

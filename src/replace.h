@@ -1,0 +1,9 @@
+/* replace.h - --replace: take NAME over from whoever holds it */
+#ifndef REDLOCK_REPLACE_H
+#define REDLOCK_REPLACE_H
+
+#include "lock.h"
+
+void replace_claim(struct lock *l);
+
+#endif

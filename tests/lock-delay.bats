@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# --lock-delay DURATION (SPEC section 15): after a lock was lost (its
+# key expired without a release), no holder is granted NAME until
+# DURATION after the expiry on the server's clock, as consul's sessions
+# do; a clean release gives no delay.  Times are taken on the server's
+# clock (TIME): the expiry as TIME + PTTL once the holder can no longer
+# renew, the waiter's grant by its command asking TIME.  Overlaps are
+# caught by the flock(1) oracle of fault_helpers.bash.
+
+load helpers
+load fault_helpers
+load sentinel_helpers
+fault_lifecycle
+
+# ms_of "SECONDS MICROSECONDS": the TIME reply as ms.
+ms_of() {
+	local sec usec
+	read -r sec usec <<<"$1"
+	echo $((sec * 1000 + 10#$usec / 1000))
+}
+
+# server_ms [NAME]: the server's clock in ms.
+server_ms() { ms_of "$(rcli_at "${1:-$REDIS_NAME}" TIME | tr '\n' ' ')"; }
+
+# expiry_ms KEY [NAME]: when KEY expires, on the server's clock.
+expiry_ms() {
+	local t p
+	t=$(server_ms "${2:-$REDIS_NAME}")
+	p=$(rcli_at "${2:-$REDIS_NAME}" PTTL "$1")
+	echo $((t + p))
+}
+
+# waiter TAG SOCKET [REDLOCK-OPTION...] NAME: a waiter whose command,
+# under the oracle, writes the server's TIME (through SOCKET) to
+# TAG.time.
+waiter() {
+	local tag=$1 sock=$2 d=$BATS_TEST_TMPDIR
+	shift 2
+	bg_start "$tag" "$RL" "$@" flock -n -E 99 "$ORACLE" /bin/sh -c \
+		'redis-cli -s "$1" TIME | tr "\n" " " >"$2.tmp" && mv "$2.tmp" "$2"' \
+		sh "$sock" "$d/$tag.time"
+}
+
+granted_ms() { ms_of "$(cat "$BATS_TEST_TMPDIR/$1.time")"; }
+
+@test "a holder stopped past its TTL: the waiter gets NAME only once the delay after the expiry has passed on the server's clock" {
+	start_guarded h -t 1s --lock-delay 2s job
+	stop_pid "$(bg_pid h)"
+	local exp
+	exp=$(expiry_ms redlock:job)
+	waiter w "$REDIS_SOCK" -w 20 -v job
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 15
+	bg_wait w 5
+	assert_equal "$BG_STATUS" 0
+	local got
+	got=$(granted_ms w)
+	((got >= exp + 2000)) || fail "granted at $got, $((exp + 2000 - got)) ms before expiry + delay ($exp + 2000)"
+	((got <= exp + 2000 + 1000)) || fail "granted $((got - exp - 2000)) ms after expiry + delay: it did not wake at the end of the delay"
+	assert_regex "$(bg_err w)" 'held back for'
+	# Its command was killed by the guard before the lease ended.
+	assert_gone_by h $((exp + 100)) "the expiry"
+	cont_pid "$(bg_pid h)"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+}
+
+@test "status shows a free lock as free, lock-delay until T, and a waiter wakes only at its end" {
+	start_guarded h -t 1s --lock-delay 3s job
+	stop_pid "$(bg_pid h)"
+	wait_until -t 5 key_absent redlock:job
+	run -1 --separate-stderr redlock status job
+	assert_line --regexp '^state:   free, lock-delay until [0-9T:-]+Z \([0-9.]+s left\)$'
+	run -1 --separate-stderr redlock status --json job
+	assert_regex "$output" '"held":false.*"lock_delay_ms":[0-9]+,"lock_delay_until":"[0-9T:-]+Z"'
+	# A waiter sleeps through the delay: it makes no attempt meanwhile.
+	waiter w "$REDIS_SOCK" -w 20 job
+	wait_until -t 5 waiter_blocked
+	local before
+	before=$(redis_info_field stats total_commands_processed)
+	stays_false -t 1 test -e "$BATS_TEST_TMPDIR/w.time"
+	local after
+	after=$(redis_info_field stats total_commands_processed)
+	((after - before < 40)) || fail "$((after - before)) commands in a second of waiting: the waiter spins"
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 10
+	run -1 redlock status job
+	assert_line 'state:   free'
+}
+waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
+
+@test "a clean release hands over at once, with no delay" {
+	start_guarded h -t 2s --lock-delay 5s job
+	waiter w "$REDIS_SOCK" -w 20 job
+	wait_until -t 5 waiter_blocked
+	local rel
+	rel=$(server_ms)
+	release_guarded h
+	assert_equal "$BG_STATUS" 0
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 5
+	(($(granted_ms w) - rel < 1000)) || fail "handed over $(($(granted_ms w) - rel)) ms after the release"
+}
+
+@test "break removes a lock-delay; REDLOCK_LOCK_DELAY sets it; -s is refused" {
+	REDLOCK_LOCK_DELAY=30s start_guarded h -t 1s job
+	stop_pid "$(bg_pid h)"
+	wait_until -t 5 key_absent redlock:job
+	run -1 redlock status job
+	assert_line --partial 'lock-delay until'
+	run -0 --separate-stderr redlock break job
+	run -1 redlock status job
+	assert_line 'state:   free'
+	run -0 redlock -n job true
+	run --separate-stderr redlock -s --lock-delay 1s job true
+	assert_usage_error
+	REDLOCK_LOCK_DELAY=x run --separate-stderr redlock job true
+	assert_usage_error
+}
+
+@test "acquire --lock-delay: an acquired lock left to expire holds NAME back too" {
+	run -0 redlock acquire -t 500ms --lock-delay 1500ms manual
+	local exp
+	exp=$(expiry_ms redlock:manual)
+	waiter w "$REDIS_SOCK" -w 10 manual
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 10
+	(($(granted_ms w) >= exp + 1500)) || fail "granted $((exp + 1500 - $(granted_ms w))) ms early"
+}
+
+@test "through a Sentinel failover with the guard: the waiter gets NAME only after expiry + delay, without overlap" {
+	sentinel_setup ld svc-ld
+	local url=$SENTINEL_URL exp got
+	start_guarded h -u "$url" -t 2s --lock-delay 3s job
+	wait_until caught_up ld
+	stop_pid "$(bg_pid h)"
+	exp=$(expiry_ms redlock:job ld-m)
+	wait_until caught_up ld
+	fail_over ld svc-ld
+	waiter w "$(redis_sock ld-r)" -u "$url" -t 2s -w 40 -v job
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 40
+	bg_wait w 5
+	assert_equal "$BG_STATUS" 0
+	got=$(granted_ms w)
+	((got >= exp + 3000)) || fail "granted at $got, $((exp + 3000 - got)) ms before expiry + delay"
+	cont_pid "$(bg_pid h)"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	sentinel_teardown ld
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# --once-per PERIOD (SPEC section 15): at most one successful run of NAME
+# per period of the server's clock, whatever the hosts' clocks say; a run
+# that gets the lock in a period that already had a success skips its
+# command with the conflict status; a failed run leaves the period open.
+# The "hosts" are loops run under libfaketime with their clocks 90 s
+# behind, right, and 90 s ahead, each running the job at every tick of
+# its own, as cron on three machines would; the periods are short (1.5 s)
+# so that a dozen of them fit in well under a minute.
+
+load helpers
+one_server_lifecycle
+
+PERIOD_MS=1500
+
+# server_ms: the server's clock (TIME) in ms.
+server_ms() {
+	local sec usec
+	read -r sec usec <<<"$(rcli TIME | tr '\n' ' ')"
+	echo $((sec * 1000 + 10#$usec / 1000))
+}
+
+# The job: logs "start end ok HOST" in server ms, or fails once when the
+# file fail is there ("start fail HOST").  It reads the server's clock
+# with redis-cli outside the host's fake clock (libfaketime and
+# jemalloc do not always get along).
+write_job() {
+	cat >"$BATS_TEST_TMPDIR/job" <<JOB
+#!/bin/sh
+unset LD_PRELOAD FAKETIME FAKETIME_SHARED
+ms() { redis-cli -s "$REDIS_SOCK" TIME | { read -r s; read -r u; echo \$((s * 1000 + u / 1000)); }; }
+s=\$(ms)
+if mv "$BATS_TEST_TMPDIR/fail" "$BATS_TEST_TMPDIR/failed" 2>/dev/null; then
+	echo "\$s fail \$1" >>"$BATS_TEST_TMPDIR/log"
+	exit 1
+fi
+sleep 0.1
+echo "\$s \$(ms) ok \$1" >>"$BATS_TEST_TMPDIR/log"
+JOB
+	chmod +x "$BATS_TEST_TMPDIR/job"
+}
+
+# host SKEW: a loop that runs the job every quarter second (with a
+# jitter), redlock under a clock skewed by SKEW, until the file stop
+# exists.
+host() {
+	bg_start "host$1" /bin/sh -c '
+		i=0
+		while [ ! -e "$1/stop" ] && [ $i -lt 400 ]; do
+			faketime -f "$2" redlock -n -q -E 0 -t 2s --once-per 1500ms \
+			    job "$1/job" "$2" || echo "status $?" >>"$1/errors"
+			sleep 0.2$(($$ % 7))
+			i=$((i + 1))
+		done' host "$BATS_TEST_TMPDIR" "$1"
+}
+
+server_past() { (($(server_ms) >= $1)); }
+
+@test "three hosts with clocks 90 s apart run a job every tick: one success per period, a failure retried in its period" {
+	write_job
+	local start first last fail_at d=$BATS_TEST_TMPDIR
+	start=$(server_ms)
+	first=$((start / PERIOD_MS + 1))
+	last=$((first + 11))
+	host -90s
+	host +0s
+	host +90s
+	# A failure at the start of the fourth full period.
+	wait_until -t 20 server_past $(((first + 3) * PERIOD_MS))
+	: >"$d/fail"
+	wait_until -t 30 server_past $(((last + 1) * PERIOD_MS))
+	: >"$d/stop"
+	bg_wait host-90s 10
+	bg_wait host+0s 10
+	bg_wait host+90s 10
+	# The one failure injected is the only one.
+	[[ $(cat "$d/errors") == "status 1" ]] ||
+		fail "redlock failed otherwise: $(cat "$d/errors")"
+	[[ -e $d/failed ]] || fail "the failure was never injected"
+	# Every host ran some of the successes.
+	for h in -90s +0s +90s; do
+		grep -q " ok $h\$" "$d/log" || fail "host $h never ran the job: $(cat "$d/log")"
+	done
+	# Exactly one success per full period, by when it ended (its release
+	# comes right after: a success may only land in the next period
+	# when it ended within 100 ms of the boundary).
+	run awk -v p=$PERIOD_MS -v first=$first -v last=$last '
+		$3 == "ok" { n[int($2 / p)]++; if ($2 % p > p - 100) near[int($2 / p) + 1] = 1 }
+		$2 == "fail" { f = int($1 / p); ft = $1 }
+		$3 == "ok" && f != "" && int($2 / p) == f && $1 > ft { retried = 1 }
+		END {
+			for (k = first; k <= last; k++) {
+				if (n[k] > 1) { print "period " k ": " n[k] " successes"; bad = 1 }
+				if (n[k] == 0 && !near[k]) { print "period " k ": no success"; bad = 1 }
+			}
+			if (!retried) { print "the failure in period " f " was not retried in it"; bad = 1 }
+			exit bad
+		}' "$d/log"
+	assert_success
+}
+
+@test "a run in a period that had a success skips its command with the conflict status, saying so under -v" {
+	run -0 redlock --once-per 1h daily true
+	run -3 --separate-stderr redlock -E 3 --once-per 1h daily echo ran
+	refute_output
+	assert_equal "$stderr" ""
+	run -3 --separate-stderr redlock -v -E 3 --once-per 1h daily echo ran
+	refute_output
+	[[ $stderr == *"already run successfully"*"skipping the command"* ]] ||
+		fail "no skip message under -v: $stderr"
+	# The skip gave the lock back at once.
+	run -0 redlock -n daily true
+}
+
+@test "a failed run leaves the period open; only a success is recorded" {
+	run -1 redlock --once-per 1h daily false
+	run -0 --separate-stderr redlock --once-per 1h daily echo ran
+	assert_output ran
+	run -1 redlock --once-per 1h daily echo again
+	refute_output
+}
+
+# mark CMD: CMD on the success mark of the lock "mark" (redis-cli reads
+# the NUL byte of its name from a quoted line).
+mark() { printf '%s "{redlock:mark}\\x00done"\n' "$1" | rcli; }
+mark_gone() { [[ $(mark EXISTS) == 0 ]]; }
+
+@test "the success mark shares the lock's slot, expires with its period, and is written only at a successful release" {
+	run -0 redlock -t 5s --once-per 2s mark sh -c \
+		'[ "$(printf "EXISTS \"{redlock:mark}\\\\x00done\"\n" | redis-cli -s "$1")" = 0 ]' sh "$REDIS_SOCK"
+	local ttl
+	ttl=$(mark PTTL)
+	((ttl > 0 && ttl <= 2000)) || fail "the mark's TTL is $ttl, not within the 2 s period"
+	wait_until -t 5 mark_gone
+	run -1 redlock --once-per 2s mark false
+	assert mark_gone
+}
+
+@test "REDLOCK_ONCE_PER sets --once-per; 0 and a bad DURATION are usage errors; -s is refused" {
+	run -0 redlock --once-per 1h envjob true
+	REDLOCK_ONCE_PER=1h run -1 redlock envjob true
+	run --separate-stderr redlock --once-per 0 envjob true
+	assert_usage_error
+	REDLOCK_ONCE_PER=soon run --separate-stderr redlock envjob true
+	assert_usage_error
+	[[ ${stderr_lines[0]} == *REDLOCK_ONCE_PER* ]]
+	run --separate-stderr redlock -s --once-per 1h envjob true
+	assert_usage_error
+}
+
+@test "--min-hold keeps working beside --once-per" {
+	run -0 redlock --min-hold 1s --once-per 1h held true
+	run -1 redlock -n held true
+	run -1 redlock -w 2s --once-per 1h held true
+}
