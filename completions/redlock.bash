@@ -89,7 +89,6 @@ _redlock()
         --conflict-exit-code --command --prefix --shared --exclusive --limit
         --on-lost --kill-after --min-hold --max-time --metrics-dir --record
         --skip-alert --on-start --on-exit --hook-timeout --env --json --prom --fence
-        --on-lost --kill-after --min-hold --max-time --env --json --fence
         --once-per --lock-delay --replace --respawn
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
         --label --store-args --verbose --quiet --help --version
@@ -205,8 +204,8 @@ _redlock()
         if [[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
             case $opt in
             -t | --ttl | --max-time | -w | --wait | --timeout | --kill-after | \
-                --min-hold | --hook-timeout | -[!-]*t | -[!-]*w)
-                --min-hold | --once-per | --lock-delay | -[!-]*t | -[!-]*w)
+                --min-hold | --hook-timeout | --once-per | --lock-delay | \
+                -[!-]*t | -[!-]*w)
                 for w in "${val}ms" "${val}s" "${val}m" "${val}h"; do
                     [[ " ${COMPREPLY[*]} " == *" $w "* ]] || COMPREPLY+=("$w")
                 done

@@ -12,11 +12,9 @@ function __redlock_parse
     set -l tokens (commandline -opc)
     set -l argopts -u --url -t --ttl -w --wait --timeout -E \
         --conflict-exit-code -c --command -p --prefix --on-lost \
-        --kill-after --min-hold --max-time --limit --cacert --cacertdir \
-        --cert --key --sni --password-file --label --metrics-dir \
-        --skip-alert --on-start --on-exit --hook-timeout
         --kill-after --min-hold --max-time --limit --once-per --lock-delay \
-        --cacert --cacertdir --cert --key --sni --password-file --label
+        --cacert --cacertdir --cert --key --sni --password-file --label \
+        --metrics-dir --skip-alert --on-start --on-exit --hook-timeout
     set -l mode
     set -l operands
     set -l skip 0
