@@ -1,0 +1,260 @@
+/*
+ * hold.c - what a holder does with its token: renew, extend, release
+ * (the exclusive script first and, when the lock is held shared, the
+ * shared one), and the best-effort notes of a waiter that gives up and
+ * of a holder that was asked to stop.  One round of quorum_exec() over
+ * all servers each, as lock.c's attempts are.
+ */
+#include "lock.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "lease.h"
+#include "log.h"
+#include "quorum.h"
+
+/* How long a release, extend or undo waits for its replies.  Inside a
+ * wait bounded by -w (l->deadline), no longer than that, but long
+ * enough to hand the request to the servers (LOCK_UNDO_MIN_MS): a
+ * stalled server still runs it when it wakes. */
+#define LOCK_UNDO_MIN_MS 50
+#define LOCK_RELEASE_MS 2000
+
+static int64_t
+token_deadline(const struct lock *l, int brief)
+{
+	int64_t now = clock_ms(), cap;
+	int64_t d = now + (brief || l->n > 1 ? l->op_timeout : LOCK_RELEASE_MS);
+
+	if (l->deadline < 0)
+		return d;
+	cap = l->deadline > now + LOCK_UNDO_MIN_MS ? l->deadline :
+	    now + LOCK_UNDO_MIN_MS;
+	return cap < d ? cap : d;
+}
+
+/* The least time an exclusive holder's record outlives its lease when
+ * a renewal extends it: a TTL, but no less than this, so that with a
+ * short TTL (renewals every ttl/3) the record is not extended every
+ * few renewals; still short against the minute after which nothing of
+ * a name is left. */
+#define RECORD_SLACK_MS 10000
+
+/* How long a renewal that extends an exclusive holder's record makes it
+ * live: the lease and the slack, or with --lock-delay the lease and the
+ * delay. */
+int64_t
+lock_record_ms(const struct lock *l)
+{
+	/* With --lock-delay the record must outlive K by exactly the delay
+	 * (proto.c): every renewal sets it so. */
+	if (l->delay > 0)
+		return l->ttl + l->delay;
+	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
+}
+
+/*
+ * Extend the lease on every server (the renewal thread, which owns the
+ * connections while the command runs), and with record_ms > 0 the
+ * holder's record's to that (0: leave it).  Returns how many servers
+ * renewed; *lost is set when so many servers found the lock gone or
+ * held by another token that a quorum can no longer renew; o->stop when
+ * a server says an operator asked us to stop.
+ */
+int
+lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
+    int *lost, struct lock_outcome *o)
+{
+	*lost = 0;
+	if (l->n <= 0)
+		return 0;
+	struct conn_req r[l->n];
+	struct args a;
+	int ok = 0, gone = 0;
+
+	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
+	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
+	args_add(&a, l->token, LOCK_TOKEN_LEN);
+	args_num(&a, l->ttl);
+	if (record_ms > 0 && !l->shared)
+		args_num(&a, record_ms);
+	o->err[0] = '\0';
+	o->stop = 0;
+	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
+	    sizeof(o->err));
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (p == NULL || p->type != REDIS_REPLY_INTEGER) {
+			if (p != NULL && p->type != REDIS_REPLY_ERROR)
+				quorum_note(&l->conns[i], &r[i], o->err,
+				    sizeof(o->err));
+			continue;
+		}
+		if (p->integer == 1 || p->integer == 2) {
+			ok++;
+			o->stop |= p->integer == 2;
+			continue;
+		}
+		gone++;
+		snprintf(o->err, sizeof(o->err), "%s: %s", l->conns[i].name,
+		    p->integer == 0 ? "the lock is held by another token" :
+		    p->integer == -2 ? "the lock is held shared by others" :
+		    "the lock is gone");
+	}
+	conn_req_clear(r, l->n);
+	*lost = l->n - gone < l->quorum;
+	return ok;
+}
+
+/*
+ * Run script s for token on the servers not marked done, once.  A
+ * server that failed at once (a connection it had closed) stays
+ * unmarked for one more try; done[i] is set for the others.  Returns
+ * how many servers did it; adds to *others those where another token
+ * holds the lock, and to *shared those where shared holders do (-2).
+ */
+static int
+token_once(struct lock *l, enum script s, const char *token, long long arg,
+    int brief, char *done, int *others, int *shared, struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+	struct args a;
+	int ok = 0;
+
+	/* After a successful run of --once-per the release records it. */
+	if (s == SCRIPT_RELEASE && l->done_period > 0)
+		s = SCRIPT_RELEASE_DONE;
+	args_script(&a, s, &l->k);
+	args_str(&a, token);
+	if (s == SCRIPT_RELEASE_DONE)
+		args_num(&a, l->done_period);
+	/* An exclusive release says nothing unless it keeps the lock. */
+	if ((s != SCRIPT_RELEASE && s != SCRIPT_RELEASE_DONE) || arg > 0)
+		args_num(&a, arg);
+	if (s == SCRIPT_RENEW) {
+		args_num(&a, lock_record_ms(l));
+	} else if (s == SCRIPT_SH_RELEASE) {
+		args_num(&a, PROTO_FENCE_LINGER_MS);
+		args_num(&a, PROTO_WAKE_LINGER_MS);
+	}
+	o->err[0] = '\0';
+	quorum_exec(l->conns, l->n, &a, r, token_deadline(l, brief), -1, NULL,
+	    done, o->err, sizeof(o->err));
+	for (int i = 0; i < l->n; i++) {
+		const redisReply *p = r[i].reply;
+
+		if (done[i])
+			continue;
+		done[i] = (char)(p != NULL || r[i].timed_out);
+		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
+			ok += p->integer > 0;
+			o->stop |= p->integer == 2 && (s == SCRIPT_RENEW ||
+			    s == SCRIPT_SH_RENEW);
+			*others += p->integer == 0;
+			*shared += p->integer == -2;
+		} else if (p != NULL && p->type != REDIS_REPLY_ERROR)
+			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
+	}
+	conn_req_clear(r, l->n);
+	return ok;
+}
+
+/*
+ * token_once() on every server, then once more on the servers that
+ * failed at once, unless brief.  s is the exclusive script; a lock held
+ * shared (l->shared, or a server's -2) gets its shared counterpart sh.
+ */
+static int
+token_op(struct lock *l, enum script s, enum script sh, const char *token,
+    long long arg, int brief, int *others, struct lock_outcome *o)
+{
+	if (l->n <= 0)
+		return 0;
+	char done[l->n];
+	int ok, shared = 0;
+
+	if (l->shared)
+		s = sh;
+	memset(done, 0, sizeof(done));
+	*others = 0;
+	o->stop = 0;
+	ok = token_once(l, s, token, arg, brief, done, others, &shared, o);
+	if (memchr(done, 0, sizeof(done)) != NULL && !brief)
+		ok += token_once(l, s, token, arg, brief, done, others, &shared,
+		    o);
+	if (shared > 0 && s != sh) {
+		/* Only shared holders: is TOKEN one of them? */
+		memset(done, 0, sizeof(done));
+		*others = 0;
+		ok = token_once(l, sh, token, arg, brief, done, others, &shared,
+		    o);
+	}
+	return ok;
+}
+
+/*
+ * Release token's hold, or with keep_ms > 0 leave it to expire then;
+ * brief: one short try (after a loss the servers may be unreachable).
+ * Returns the number of servers where the token held the lock; *others
+ * counts those where another token holds it.
+ */
+int
+lock_release(struct lock *l, const char *token, int64_t keep_ms, int brief,
+    int *others, struct lock_outcome *o)
+{
+	return token_op(l, SCRIPT_RELEASE, SCRIPT_SH_RELEASE, token, keep_ms,
+	    brief, others, o);
+}
+
+/* Reset token's lease to l->ttl; as lock_release().  o->stop: an
+ * operator asked its holder to stop. */
+int
+lock_extend(struct lock *l, const char *token, int *others,
+    struct lock_outcome *o)
+{
+	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, l->ttl, 0,
+	    others, o);
+}
+
+/* A waiter gives up: leave the writers' queue, so that shared requests
+ * need not wait for the entry to lapse, and the waiters, so that
+ * nothing of it is left.  Best effort. */
+void
+lock_unqueue(struct lock *l)
+{
+	struct conn_req r[l->n];
+	const char *key[2] = { l->k.xwait, l->k.waiting };
+	size_t len[2] = { l->k.xwaitlen, l->k.waitinglen };
+
+	if (!l->queued)
+		return;
+	for (int i = l->shared || l->queue_ms == 0; i < 2; i++) {
+		struct args a = { .script = -1 };
+
+		args_str(&a, "ZREM");
+		args_add(&a, key[i], len[i]);
+		args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+		quorum_exec(l->conns, l->n, &a, r, token_deadline(l, 1), -1,
+		    NULL, NULL, NULL, 0);
+		conn_req_clear(r, l->n);
+	}
+	l->queued = 0;
+}
+
+/* A holder stopped by redlock stop has released: wake the redlock stop
+ * that waits for it.  Best effort. */
+void
+lock_notify_stopped(struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct args a;
+
+	args_script(&a, SCRIPT_NOTIFY, &l->k);
+	args_num(&a, PROTO_WAKE_LINGER_MS);
+	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
+	    NULL, NULL, NULL, 0);
+	conn_req_clear(r, l->n);
+}
