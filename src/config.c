@@ -255,6 +255,28 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 	return CONFIG_OK;
 }
 
+/* The DURATION options but --ttl and -w; as option(). */
+static int
+duration_option(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
+{
+	int64_t *ms;
+
+	switch (ch) {
+	case OPT_KILL_AFTER: ms = &c->kill_after; break;
+	case OPT_MIN_HOLD: ms = &c->min_hold; break;
+	case OPT_LOCK_DELAY: ms = &c->lock_delay; break;
+	case OPT_ONCE_PER: ms = &c->once_per; break;	/* SPEC section 15 */
+	case OPT_MAX_TIME: ms = &c->max_time; break;
+	default: return option_more(c, p, ch, arg, who);
+	}
+	if (duration_opt(p, who, arg, ms) != CONFIG_OK)
+		return CONFIG_USAGE;
+	if (*ms == 0 && (ch == OPT_ONCE_PER || ch == OPT_MAX_TIME))
+		return bad(p, "%s must be more than 0, not '%s'", who, arg);
+	return CONFIG_OK;
+}
+
 /*
  * Apply one option with a value (arg) or without (arg NULL); who names
  * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
@@ -311,26 +333,8 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 			return bad(p, "invalid %s action '%s' "
 			    "(term, kill or ignore)", who, arg);
 		return CONFIG_OK;
-	case OPT_KILL_AFTER:
-		return duration_opt(p, who, arg, &c->kill_after);
-	case OPT_MIN_HOLD:
-		return duration_opt(p, who, arg, &c->min_hold);
-	case OPT_LOCK_DELAY:
-		return duration_opt(p, who, arg, &c->lock_delay);
-	case OPT_ONCE_PER:	/* SPEC section 15 */
-		if (duration_opt(p, who, arg, &c->once_per) != CONFIG_OK)
-			return CONFIG_USAGE;
-		if (c->once_per == 0)
-			return bad(p, "%s must be more than 0, not '%s'", who, arg);
-		return CONFIG_OK;
-	case OPT_MAX_TIME:
-		if (duration_opt(p, who, arg, &c->max_time) != CONFIG_OK)
-			return CONFIG_USAGE;
-		if (c->max_time == 0)
-			return bad(p, "%s must be more than 0, not '%s'", who, arg);
-		return CONFIG_OK;
 	default:
-		return option_more(c, p, ch, arg, who);
+		return duration_option(c, p, ch, arg, who);
 	}
 }
 
