@@ -313,6 +313,32 @@ attempt_deadline(const struct lock *l, int64_t ahead_ms)
 	return l->deadline < least ? least : l->deadline < d ? l->deadline : d;
 }
 
+/* Before an attempt: a fresh token unless !fresh, the waiter's name,
+ * and an outcome with nothing in it yet. */
+static void
+try_begin(struct lock *l, struct lock_outcome *o, int fresh)
+{
+	uuid_t u;
+
+	if (fresh) {
+		uuid_generate_random(u);
+		uuid_unparse_lower(u, l->token);
+	}
+	/* A writer's place in the queue is named after its first token;
+	 * a standby's (--respawn) starts with 's' (status counts them). */
+	if (l->waiter[0] == '\0') {
+		memcpy(l->waiter, l->token, sizeof(l->waiter));
+		if (l->standby)
+			l->waiter[0] = 's';
+	}
+	o->err[0] = '\0';
+	o->slow = 0;
+	o->self_shared = 0;
+	o->busy_pttl = -1;
+	o->hold_ms = 0;
+	l->fence = 0;
+}
+
 /*
  * One attempt on every server at once, with a fresh token unless
  * !fresh (then l->token again).  On LOCK_HELD, l's grant (token, fence,
@@ -330,26 +356,9 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	char inherited[LOCK_TOKEN_LEN + 1] = "";
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
-	uuid_t u;
 
-	if (fresh) {
-		uuid_generate_random(u);
-		uuid_unparse_lower(u, l->token);
-	}
-	/* A writer's place in the queue is named after its first token;
-	 * a standby's (--respawn) starts with 's' (status counts them). */
-	if (l->waiter[0] == '\0') {
-		memcpy(l->waiter, l->token, sizeof(l->waiter));
-		if (l->standby)
-			l->waiter[0] = 's';
-	}
+	try_begin(l, o, fresh);
 	acquire_args(l, &a, rec, wait);
-	o->err[0] = '\0';
-	o->slow = 0;
-	o->self_shared = 0;
-	o->busy_pttl = -1;
-	o->hold_ms = 0;
-	l->fence = 0;
 	l->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r, attempt_deadline(l, ahead_ms),
 	    intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
