@@ -38,7 +38,7 @@ SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
 	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
 	src/hold.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
-	src/status.c src/stop.c src/print.c src/sha1.c src/slot.c src/clock.c \
+	src/status.c src/stop.c src/refused.c src/print.c src/sha1.c src/slot.c src/clock.c \
 	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
 SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \

@@ -23,7 +23,6 @@
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
-#include "verbs.h"
 
 /* How long the question may wait for the servers. */
 #define ONCE_TIMEOUT_MS 2000

@@ -6,7 +6,7 @@
  * Prometheus text (--prom), so that one host can publish the whole
  * fleet's view (with node_exporter's textfile collector, say).
  */
-#include "verbs.h"
+#include "runs.h"
 
 #include <fnmatch.h>
 #include <stdio.h>

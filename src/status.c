@@ -3,7 +3,7 @@
  * held ones (SCAN, never KEYS; on every master of a Redis Cluster).
  * Everything a holder recorded is printed escaped (print.c).
  */
-#include "verbs.h"
+#include "status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

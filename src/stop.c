@@ -10,13 +10,14 @@
  * that nothing renews (acquire, another client) never learns of it:
  * stop then waits for its release or the end of its lease.
  */
-#include "verbs.h"
+#include "stop.h"
 
 #include <stdio.h>
 
 #include "clock.h"
 #include "exit.h"
 #include "log.h"
+#include "refused.h"
 #include "quorum.h"
 #include "sig.h"
 #include "wait.h"
@@ -121,12 +122,12 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 			    "lock '%s' is still held (-n: not waiting for its "
 			    "holders to stop)" : "timed out waiting for the "
 			    "holders of lock '%s' to stop", c->name);
-			verbs_conflict(c, m);
+			refused_conflict(c, m);
 			return c->conflict_exit;
 		}
 		rc = wait_stopped(l, stop_sleep(s, left), until, sig_fd(), &o);
 		if (rc < 0)
-			return verbs_not_acquired(c, LOCK_INTERRUPTED, &o, die_by);
+			return refused_report(c, LOCK_INTERRUPTED, &o, die_by);
 		if (rc == 2) {
 			log_error("%s", o.err);
 			return EXIT_UNAVAILABLE;

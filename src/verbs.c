@@ -17,67 +17,12 @@
 #include "inspect.h"
 #include "log.h"
 #include "print.h"
+#include "refused.h"
+#include "runs.h"
 #include "sig.h"
+#include "status.h"
+#include "stop.h"
 #include "wait.h"
-
-/* The first signal waiting in the self-pipe, for the 128+N status. */
-static int
-pending_signal(void)
-{
-	int sig;
-
-	while ((sig = sig_next()) >= 0)
-		if (sig != SIG_EVENT && sig != SIGCHLD)
-			return sig;
-	return SIGTERM;
-}
-
-/* Report a conflict: with -E only under -v, since the caller tests the
- * status it chose. */
-void
-verbs_conflict(const struct config *c, const char *msg)
-{
-	if (c->conflict_quiet)
-		log_info("%s", msg);
-	else
-		log_error("%s", msg);
-}
-
-/*
- * Report why the lock was not obtained and return the exit status for
- * it; interrupted by a signal, *die_by is that signal (nothing is left
- * in Redis then).
- */
-int
-verbs_not_acquired(const struct config *c, enum lock_result res,
-    const struct lock_outcome *o, int *die_by)
-{
-	char m[64 + CONFIG_NAME_MAX];
-
-	switch (res) {
-	case LOCK_INTERRUPTED:
-		*die_by = pending_signal();
-		return EXIT_SIGNAL_BASE + *die_by;
-	case LOCK_UNAVAILABLE:
-		log_error("%s", o->err[0] ? o->err : "no quorum of servers");
-		return EXIT_UNAVAILABLE;
-	case LOCK_SELF_SHARED:
-		log_error("lock '%s' is held shared by an enclosing redlock: "
-		    "an exclusive request would wait for itself", c->name);
-		return c->conflict_exit;
-	case LOCK_BUSY:
-		if (c->wait == 0)
-			snprintf(m, sizeof(m), "lock '%s' is held by someone "
-			    "else", c->name);
-		else
-			snprintf(m, sizeof(m), "timed out waiting for lock "
-			    "'%s'", c->name);
-		verbs_conflict(c, m);
-		return c->conflict_exit;
-	default:
-		return EXIT_INTERNAL;
-	}
-}
 
 /* Print what acquire promises on stdout; returns 0, or -1 when it could
  * not be written (stdout closed, full, or a closed pipe). */
@@ -114,7 +59,7 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 	snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return verbs_not_acquired(c, res, &o, die_by);
+		return refused_report(c, res, &o, die_by);
 	if (acquire_output(c, l) == 0)
 		return 0;
 	if (res == LOCK_HELD)
@@ -276,7 +221,7 @@ output_written(const struct config *c, int code)
 	return EXIT_IOERR;
 }
 
-/* Run the verb c->verb; returns the exit status (see verbs_not_acquired()
+/* Run the verb c->verb; returns the exit status (see refused_report()
  * for die_by). */
 int
 verbs_run(const struct config *c, struct lock *l, int *die_by)

@@ -1,0 +1,71 @@
+/*
+ * refused.c - telling why the lock was not obtained, and the exit
+ * status for it (SPEC section 3): for the run form, acquire and stop.
+ */
+#include "refused.h"
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "exit.h"
+#include "log.h"
+#include "sig.h"
+
+/* The first signal waiting in the self-pipe, for the 128+N status. */
+static int
+pending_signal(void)
+{
+	int sig;
+
+	while ((sig = sig_next()) >= 0)
+		if (sig != SIG_EVENT && sig != SIGCHLD)
+			return sig;
+	return SIGTERM;
+}
+
+/* Report a conflict: with -E only under -v, since the caller tests the
+ * status it chose. */
+void
+refused_conflict(const struct config *c, const char *msg)
+{
+	if (c->conflict_quiet)
+		log_info("%s", msg);
+	else
+		log_error("%s", msg);
+}
+
+/*
+ * Report why the lock was not obtained and return the exit status for
+ * it; interrupted by a signal, *die_by is that signal (nothing is left
+ * in Redis then).
+ */
+int
+refused_report(const struct config *c, enum lock_result res,
+    const struct lock_outcome *o, int *die_by)
+{
+	char m[64 + CONFIG_NAME_MAX];
+
+	switch (res) {
+	case LOCK_INTERRUPTED:
+		*die_by = pending_signal();
+		return EXIT_SIGNAL_BASE + *die_by;
+	case LOCK_UNAVAILABLE:
+		log_error("%s", o->err[0] ? o->err : "no quorum of servers");
+		return EXIT_UNAVAILABLE;
+	case LOCK_SELF_SHARED:
+		log_error("lock '%s' is held shared by an enclosing redlock: "
+		    "an exclusive request would wait for itself", c->name);
+		return c->conflict_exit;
+	case LOCK_BUSY:
+		if (c->wait == 0)
+			snprintf(m, sizeof(m), "lock '%s' is held by someone "
+			    "else", c->name);
+		else
+			snprintf(m, sizeof(m), "timed out waiting for lock "
+			    "'%s'", c->name);
+		refused_conflict(c, m);
+		return c->conflict_exit;
+	default:
+		return EXIT_INTERNAL;
+	}
+}

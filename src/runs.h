@@ -1,0 +1,10 @@
+/* runs.h - the run records of every NAME (SPEC section 13) */
+#ifndef REDLOCK_RUNS_H
+#define REDLOCK_RUNS_H
+
+#include "config.h"
+#include "lock.h"
+
+int runs_show(const struct config *c, struct lock *l);
+
+#endif

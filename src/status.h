@@ -1,0 +1,11 @@
+/* status.h - status and list (SPEC section 6) */
+#ifndef REDLOCK_STATUS_H
+#define REDLOCK_STATUS_H
+
+#include "config.h"
+#include "lock.h"
+
+int status_show(const struct config *c, struct lock *l);
+int status_list(const struct config *c, struct lock *l);
+
+#endif

@@ -1,0 +1,10 @@
+/* stop.h - redlock stop (SPEC section 12) */
+#ifndef REDLOCK_STOP_H
+#define REDLOCK_STOP_H
+
+#include "config.h"
+#include "lock.h"
+
+int stop_run(const struct config *c, struct lock *l, int *die_by);
+
+#endif
