@@ -1,35 +1,45 @@
-# redlock - GNU make.  Respects CC, CFLAGS, LDFLAGS, PREFIX and DESTDIR;
-# the warnings below are kept whatever CFLAGS says.
+# redlock - GNU make.  Respects CC, CPPFLAGS, CFLAGS, LDFLAGS, PKG_CONFIG,
+# PREFIX and DESTDIR; the warnings below are kept whatever CFLAGS says.
+# `make` only builds: it never installs packages (a package build runs it
+# as root without a network).  `make check`, `make demo` and the other
+# test targets install what is missing first (see deps).
 
 VERSION   = 0.1.0
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share
+# Debian's zsh reads packages' completions from vendor-completions and
+# keeps site-functions for the local administrator (debian/rules).
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+PKG_CONFIG ?= pkg-config
 PKGS      = hiredis uuid
 # OpenSSL's headers only: src/tls.c loads libssl with dlopen() when a TLS
 # URL is used, so that plain runs do not pay for it (see src/tls.c).
 TLS_PKG   = openssl
-DEBIAN_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
+BUILD_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev
+DEBIAN_PKGS = $(BUILD_PKGS) \
 	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
 	tmux prometheus prometheus-node-exporter curl faketime
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $(WERROR) \
-	-DREDLOCK_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
+	-DREDLOCK_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
 # hiredis and libuuid are linked statically when their archives are
 # installed (Debian's -dev packages ship them): the dynamic loader then
 # maps two libraries fewer, about a tenth of a short run's cost
-# (see bench/).  STATIC_DEPS=no links them dynamically.
+# (see bench/).  STATIC_DEPS=no links them dynamically, as the Debian
+# package does.
 STATIC_DEPS ?= $(shell for l in hiredis uuid; do \
 	[ -f "$$($(CC) -print-file-name=lib$$l.a)" ] || { echo no; exit; }; \
 	done; echo yes)
 ifeq ($(STATIC_DEPS),yes)
-override LDLIBS += $(filter -L%,$(shell pkg-config --libs $(PKGS) 2>/dev/null)) \
+override LDLIBS += $(filter -L%,$(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)) \
 	-Wl,-Bstatic -lhiredis -luuid -Wl,-Bdynamic -pthread
 else
-override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+override LDLIBS += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
 SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
@@ -39,7 +49,8 @@ SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
 	src/hold.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
 	src/status.c src/stop.c src/refused.c src/print.c src/sha1.c src/slot.c src/clock.c \
-	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c
+	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c \
+	src/notify.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
 SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \
 	src/hooks.c src/record.c src/monitor.c src/runs.c
@@ -49,16 +60,28 @@ UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
 UNIT_OBJS += src/config_monitor.o
 
-# The targets that may install packages first build in a new make, which
-# reads pkg-config's answers after the installation.
-all: deps
-	@$(MAKE) --no-print-directory redlock
+all: redlock
 
 redlock: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(OBJS): src/*.h
+%.o: %.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(OBJS): src/*.h | have-deps
+
+# A plain build installs nothing: it names the pkg-config modules it
+# cannot find and stops.
+have-deps:
+	@missing=; for m in $(PKGS) $(TLS_PKG); do \
+		$(PKG_CONFIG) --exists $$m 2>/dev/null || missing="$$missing $$m"; \
+	done; [ -z "$$missing" ] && exit 0; \
+	echo "redlock: cannot find$$missing with $(PKG_CONFIG); install them" \
+		"(Debian: apt-get install $(BUILD_PKGS)), or run 'make deps' as root" >&2; \
+	exit 1
+
+# The targets that may install packages (check, demo, ...) first build in
+# a new make, which reads pkg-config's answers after the installation.
 # Find hiredis, libuuid and OpenSSL's headers; as root on Debian,
 # install what is missing.
 deps:
@@ -90,7 +113,7 @@ test-deps: deps
 	fi
 
 tests/unit: tests/unit.c $(UNIT_OBJS)
-	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
 
 check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
@@ -144,29 +167,56 @@ hiredis1: test-deps
 bench: redlock
 	bench/run.sh
 
+# The Debian package (debian/), built in a copy of the tree under
+# build/deb so that its files land there rather than in the parent
+# directory; DEB_BUILD_OPTIONS=nocheck skips the suite.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/redlock-$(VERSION)
+	tar -cf - --exclude=./build --exclude=./.git --exclude=./redlock \
+		--exclude='*.o' --exclude=./tests/unit . | \
+		tar -C build/deb/redlock-$(VERSION) -xf -
+	cd build/deb/redlock-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls build/deb/*.deb
+
+# The package built from a clean copy of the tree in a fresh Debian 12
+# root, checked (lintian, blhc, hardening-check, autopkgtest), installed,
+# purged, and run under a booted systemd: see tests/package/run.sh.
+# Takes a few minutes and needs root and a network; CI runs it.
+package-check:
+	tests/package/run.sh
+
 install: redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions \
-		$(DESTDIR)$(DATADIR)/zsh/site-functions \
-		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+		$(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d \
+		$(DESTDIR)$(UNITDIR)
 	install -m 755 redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
 	install -m 644 completions/redlock.bash \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock
 	install -m 644 completions/_redlock \
-		$(DESTDIR)$(DATADIR)/zsh/site-functions/_redlock
+		$(DESTDIR)$(ZSHCOMPDIR)/_redlock
 	install -m 644 completions/redlock.fish \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish
+	for u in redlock-job@.service redlock-job@.timer; do \
+		sed 's|/usr/bin/redlock|$(BINDIR)/redlock|' systemd/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock \
-		$(DESTDIR)$(DATADIR)/zsh/site-functions/_redlock \
-		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish
+		$(DESTDIR)$(ZSHCOMPDIR)/_redlock \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish \
+		$(DESTDIR)$(UNITDIR)/redlock-job@.service \
+		$(DESTDIR)$(UNITDIR)/redlock-job@.timer
 
 clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all deps test-deps check golden soak demo bench sanitize valgrind fuzz lint \
-	hiredis1 install uninstall clean
+.PHONY: all have-deps deps test-deps check golden soak demo bench sanitize \
+	valgrind fuzz lint hiredis1 deb package-check install uninstall clean

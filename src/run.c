@@ -19,6 +19,7 @@
 #include "holder.h"
 #include "log.h"
 #include "monitor.h"
+#include "notify.h"
 #include "once.h"
 #include "sig.h"
 #include "supervise.h"
@@ -99,6 +100,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	int status, code;
 
 	*die_by = 0;
+	notify_init();
 	monitor_begin(&mon, c, l);
 	holder_meta(&l->meta, (long)getpid());
 	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
@@ -118,6 +120,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	code = spawn(c, &r);
 	monitor_started(&mon, code);
 	if (code == 0) {
+		notify_running(l);
 		status = supervise(&r);
 		child_take_terminal(&r.child);
 		code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
@@ -133,6 +136,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	/* --once-per: the release records a success (once.c). */
 	if (c->once_per > 0 && code == 0 && !r.lost)
 		l->done_period = c->once_per;
+	notify_stopping();
 	if (r.held)
 		finish(&r);
 	l->done_period = 0;

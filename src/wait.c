@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "failover.h"
+#include "notify.h"
 #include "quorum.h"
 #include "replace.h"
 
@@ -411,6 +412,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 		    pause_failed(l, &w, &res);
 		if (ms < 0)
 			break;
+		notify_waiting(l, res, o);
 		res = sleep_and_try(l, &w, ms, res, intr_fd, o, &stop);
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */

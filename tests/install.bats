@@ -2,11 +2,18 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # make install / make uninstall into a DESTDIR (SPEC §7): every file where
-# a distribution package puts it.
+# a distribution package puts it.  They test the source tree, so they skip
+# when the suite runs against an installed redlock (the autopkgtest).
 
 load helpers
 
-@test "make install puts the binary, man page and three completions under DESTDIR" {
+setup() {
+	if [[ $REDLOCK != "$REPO_DIR/redlock" ]]; then
+		skip "tests the source tree's make install, not $REDLOCK"
+	fi
+}
+
+@test "make install puts the binary, man page, three completions and the units under DESTDIR" {
 	local dest=$BATS_TEST_TMPDIR/stage
 	run -0 make -s -C "$REPO_DIR" install PREFIX=/usr DESTDIR="$dest"
 	assert [ -x "$dest/usr/bin/redlock" ]
@@ -14,11 +21,13 @@ load helpers
 	assert [ -f "$dest/usr/share/bash-completion/completions/redlock" ]
 	assert [ -f "$dest/usr/share/zsh/site-functions/_redlock" ]
 	assert [ -f "$dest/usr/share/fish/vendor_completions.d/redlock.fish" ]
+	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.service" ]
+	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.timer" ]
 	run -0 "$dest/usr/bin/redlock" --version
 	assert_output --regexp '^redlock [0-9]'
 	# Nothing else, and nothing outside DESTDIR/PREFIX.
 	run -0 sh -c "cd '$dest' && find . -type f | sort"
-	assert_equal "${#lines[@]}" 5
+	assert_equal "${#lines[@]}" 7
 	run -0 make -s -C "$REPO_DIR" uninstall PREFIX=/usr DESTDIR="$dest"
 	run -0 sh -c "cd '$dest' && find . -type f | wc -l"
 	assert_output 0
@@ -29,4 +38,7 @@ load helpers
 	run -0 make -s -C "$REPO_DIR" install PREFIX=/opt/rl DESTDIR="$dest"
 	assert [ -x "$dest/opt/rl/bin/redlock" ]
 	assert [ -f "$dest/opt/rl/share/man/man1/redlock.1" ]
+	# The units run the binary where it was installed.
+	run -0 grep '^ExecStart=' "$dest/opt/rl/lib/systemd/system/redlock-job@.service"
+	assert_output --partial '=/opt/rl/bin/redlock '
 }

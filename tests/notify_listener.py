@@ -1,0 +1,36 @@
+#!/usr/bin/python3
+"""A stand-in for systemd's end of NOTIFY_SOCKET, for tests/sd-notify.bats.
+
+Usage: notify_listener.py ADDRESS OUT
+
+Binds a unix datagram socket at ADDRESS (a path, or @name for the abstract
+namespace, as NOTIFY_SOCKET writes it), creates OUT.ready, then appends
+each line of each datagram to OUT as "PID LINE", PID being the sender's
+as the kernel vouches for it (SCM_CREDENTIALS), as systemd checks it
+against NotifyAccess=.  Runs until killed.
+"""
+import socket
+import struct
+import sys
+
+
+def main():
+    address, out = sys.argv[1], sys.argv[2]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    s.bind("\0" + address[1:] if address.startswith("@") else address)
+    open(out + ".ready", "w").close()
+    creds = struct.calcsize("iII")
+    with open(out, "a") as f:
+        while True:
+            msg, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(creds))
+            pid = 0
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    pid = struct.unpack("iII", data[:creds])[0]
+            for line in msg.decode(errors="backslashreplace").split("\n"):
+                f.write("%d %s\n" % (pid, line))
+            f.flush()
+
+
+main()

@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+#
+# systemd's notification protocol (SPEC §14): with NOTIFY_SOCKET set, the
+# run form reports its wait, its readiness and its release to a datagram
+# listener that stands in for systemd (tests/notify_listener.py); the
+# command does not inherit the socket.  The shipped units pass
+# systemd-analyze verify.
+
+load helpers
+
+one_server_lifecycle
+
+# start_listener [ADDRESS]: a listener at ADDRESS (default a socket file in
+# the test's directory); sets SOCK and NOTES (the "PID LINE" it received).
+start_listener() {
+	SOCK=${1:-$BATS_TEST_TMPDIR/notify.sock}
+	NOTES=$BATS_TEST_TMPDIR/notes
+	bg_start listener "$TESTS_DIR/notify_listener.py" "$SOCK" "$NOTES"
+	wait_for_file "$NOTES.ready"
+}
+
+# notes_of PID: the lines PID sent, without the pid.
+notes_of() {
+	sed -n "s/^$1 //p" "$NOTES"
+}
+
+@test "a waited run reports the holder, extends its start timeout, then READY, the command and STOPPING" {
+	start_listener
+	hold_lock h name
+	local hpid
+	hpid=$(bg_pid h)
+	bg_start w env NOTIFY_SOCKET="$SOCK" "$RL" -w 20s name true
+	local wpid=$BG_PID
+	wait_until grep -q EXTEND_TIMEOUT_USEC "$NOTES"
+	release_lock h
+	bg_wait w
+	assert_equal "$BG_STATUS" 0
+	# Every datagram came from redlock itself (systemd's NotifyAccess=main).
+	run -0 cut -d' ' -f1 "$NOTES"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u)" "$wpid"
+	run -0 notes_of "$wpid"
+	assert_equal "${#lines[@]}" 5
+	assert_line -n 0 --partial "STATUS=waiting for lock 'name': held by "
+	assert_line -n 0 --partial "@$(hostname) pid $hpid since "
+	assert_line -n 0 --regexp ' since [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$'
+	assert_line -n 1 EXTEND_TIMEOUT_USEC=30000000
+	assert_line -n 2 READY=1
+	assert_line -n 3 "STATUS=holding lock 'name', running true"
+	assert_line -n 4 STOPPING=1
+}
+
+@test "a wait that runs out says where it waited and never READY" {
+	start_listener
+	hold_lock h name
+	run -1 env NOTIFY_SOCKET="$SOCK" "$RL" -q -w 1s name true
+	release_lock h
+	run -0 cut -d' ' -f2- "$NOTES"
+	assert_equal "${#lines[@]}" 2
+	assert_line -n 0 --partial "STATUS=waiting for lock 'name': held by "
+	assert_line -n 1 EXTEND_TIMEOUT_USEC=30000000
+}
+
+@test "a lock taken at once is READY, the command's status, then STOPPING; an abstract socket works" {
+	start_listener "@redlock-test-$$-$BATS_TEST_NUMBER"
+	run -0 env NOTIFY_SOCKET="$SOCK" "$RL" -s name sh -c 'exit 0'
+	run -0 cut -d' ' -f2- "$NOTES"
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 0 READY=1
+	assert_line -n 1 "STATUS=holding lock 'name' shared, running sh -c exit 0"
+	assert_line -n 2 STOPPING=1
+}
+
+@test "the command does not inherit NOTIFY_SOCKET, so a nested redlock tells systemd nothing" {
+	start_listener
+	run -0 --separate-stderr env NOTIFY_SOCKET="$SOCK" "$RL" outer sh -c \
+		'echo "${NOTIFY_SOCKET-unset}"; redlock inner true'
+	assert_output unset
+	run -0 cut -d' ' -f2- "$NOTES"
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 0 READY=1
+	assert_line -n 1 --partial "STATUS=holding lock 'outer', running sh -c "
+	assert_line -n 2 STOPPING=1
+}
+
+@test "a name with a newline stays on one status line, escaped" {
+	start_listener
+	hold_lock h $'a\nb'
+	bg_start w env NOTIFY_SOCKET="$SOCK" "$RL" -w 20s $'a\nb' true
+	wait_until grep -q EXTEND_TIMEOUT_USEC "$NOTES"
+	release_lock h
+	bg_wait w
+	assert_equal "$BG_STATUS" 0
+	run -0 cut -d' ' -f2- "$NOTES"
+	assert_equal "${#lines[@]}" 5
+	assert_line -n 0 --partial "STATUS=waiting for lock 'a\\x0ab': held by "
+	assert_line -n 3 "STATUS=holding lock 'a\\x0ab', running true"
+}
+
+@test "an address that is not a unix socket's is ignored and the command runs" {
+	run -0 --separate-stderr env NOTIFY_SOCKET=vsock:2:1234 "$RL" -v name \
+		sh -c 'echo "${NOTIFY_SOCKET-unset}"'
+	assert_output unset
+	assert_regex "$stderr" 'redlock: not notifying systemd: cannot use NOTIFY_SOCKET'
+}
+
+@test "the shipped timer and service pass systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	local d=$BATS_TEST_TMPDIR/units u
+	mkdir -p "$d"
+	# An instance of each template, running the binary under test.
+	for u in service timer; do
+		sed "s|/usr/bin/redlock|$REDLOCK_BIN_UNDER_TEST|" \
+			"$REPO_DIR/systemd/redlock-job@.$u" >"$d/redlock-job@tick.$u"
+	done
+	run -0 --separate-stderr systemd-analyze verify --man=no \
+		"$d/redlock-job@tick.service" "$d/redlock-job@tick.timer"
+	assert_equal "$stderr" ''
+}
