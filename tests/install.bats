@@ -8,7 +8,7 @@
 load helpers
 
 setup() {
-	if [[ $REDLOCK != "$REPO_DIR/redlock" ]]; then
+	if ! [[ ${REDLOCK:-$REPO_DIR/redlock} -ef $REPO_DIR/redlock ]]; then
 		skip "tests the source tree's make install, not $REDLOCK"
 	fi
 }
