@@ -1,0 +1,130 @@
+#!/bin/bash
+# shellcheck disable=SC2015,SC2016 # ok() never fails; $ in quotes is for the inner shell
+#
+# Inside a Debian root booted with systemd-nspawn -b (tests/package/run.sh),
+# as a oneshot unit: redlock under a real systemd.  Writes its report to
+# /root/systemd-check.log and PASS or FAIL to /root/result; the unit then
+# powers the container off.
+#
+#   - a Type=notify unit that waits for a held lock: StatusText names the
+#     holder, the unit stays activating past a start timeout shorter than
+#     the wait, and becomes active only after the holder releases
+#   - a command under redlock does not get NOTIFY_SOCKET
+#   - the shipped units pass systemd-analyze verify; the timer fires, the
+#     job runs once, and a skipped tick is not a failure
+
+exec >/root/systemd-check.log 2>&1
+: >/root/booted
+fails=0
+ok() { echo "ok - $*"; }
+bad() {
+	echo "not ok - $*"
+	fails=$((fails + 1))
+}
+# wait_for SECONDS CMD...: poll CMD every 0.1 s, at most SECONDS.
+wait_for() {
+	local n=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+prop() { systemctl show -P "$2" "$1"; }
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+redis_up() { [[ $(redis-cli PING 2>/dev/null) == PONG ]]; }
+wait_for 30 redis_up && ok "the packaged redis-server answers" || bad "redis-server does not answer"
+
+# --- a waiting Type=notify unit ---------------------------------------------
+
+systemd-run --quiet --unit=holder redlock pc-wait \
+	sh -c 'while [ ! -e /run/release ]; do sleep 0.1; done'
+wait_for 10 redlock -q status pc-wait >/dev/null || bad "the holder does not hold pc-wait"
+hpid=$(prop holder.service MainPID)
+
+t0=$SECONDS
+systemd-run --wait -p Type=notify -p TimeoutStartSec=3s --unit=waiter \
+	redlock -w 30s pc-wait true >/root/waiter.out 2>&1 &
+run_pid=$!
+says_holder() { [[ $(prop waiter.service StatusText) == *"held by"* ]]; }
+wait_for 10 says_holder
+status=$(prop waiter.service StatusText)
+echo "StatusText=$status" >/root/statustext
+echo "# StatusText=$status"
+[[ $status == "waiting for lock 'pc-wait': held by root@$(hostname) pid $hpid since "*Z ]] &&
+	ok "StatusText names the lock and its holder (host, pid, since)" ||
+	bad "StatusText is '$status'"
+[[ $(prop waiter.service ActiveState) == activating ]] &&
+	ok "the waiting unit is activating" || bad "the waiting unit is $(prop waiter.service ActiveState)"
+# Past TimeoutStartSec=3s: EXTEND_TIMEOUT_USEC keeps it alive.
+still=1
+while ((SECONDS - t0 < 7)); do
+	[[ $(prop waiter.service ActiveState) == activating ]] || still=0
+	sleep 0.2
+done
+((still)) && ok "still activating 7 s into a wait, with TimeoutStartSec=3s" ||
+	bad "the waiting unit left activating before the release: $(prop waiter.service ActiveState) $(prop waiter.service Result)"
+
+released=$(now_us)
+touch /run/release
+if wait "$run_pid"; then
+	ok "systemd-run --wait: the unit succeeded"
+else
+	bad "systemd-run --wait failed: $(tr '\n' ' ' </root/waiter.out)"
+fi
+cat /root/waiter.out
+started=$(journalctl -q -o short-unix -u waiter.service --no-pager | awk '/Started/ { print $1; exit }')
+echo "# released at ${released}us; 'Started' logged at ${started:-never}s"
+if [[ -n $started ]] && (( ${started/./} >= released )); then
+	ok "the unit became active only after the holder released"
+else
+	bad "the unit became active before the release (or never)"
+fi
+
+# --- the command's own notifications ------------------------------------------
+
+systemd-run --wait --quiet -p Type=notify -p NotifyAccess=all redlock pc-cmd \
+	sh -c 'test -z "${NOTIFY_SOCKET:-}"' &&
+	ok "the command runs without NOTIFY_SOCKET" ||
+	bad "the command got NOTIFY_SOCKET"
+
+# --- the shipped units -------------------------------------------------------------
+
+mkdir -p /etc/redlock/jobs
+printf '#!/bin/sh\necho "$(date +%%s) $$" >>/var/tmp/tick.log\n' >/etc/redlock/jobs/tick
+chmod 755 /etc/redlock/jobs/tick
+out=$(systemd-analyze verify redlock-job@tick.service redlock-job@tick.timer 2>&1)
+[[ -z $out ]] && ok "systemd-analyze verify is clean" || bad "systemd-analyze verify: $out"
+
+# A tick missed two hours ago (Persistent=true) fires as the timer starts.
+mkdir -p /var/lib/systemd/timers
+touch -d '-2 hours' /var/lib/systemd/timers/stamp-redlock-job@tick.timer
+systemctl start redlock-job@tick.timer
+job_done() {
+	[[ -s /var/tmp/tick.log && $(prop redlock-job@tick.service ActiveState) == inactive ]]
+}
+if wait_for 30 job_done; then
+	ok "the timer fired and the job ran"
+else
+	bad "the timer did not run the job: $(systemctl status redlock-job@tick.timer redlock-job@tick.service --no-pager)"
+fi
+[[ $(prop redlock-job@tick.service Result) == success ]] || bad "the job's result is $(prop redlock-job@tick.service Result)"
+# Another host's tick within --min-hold skips: status 100, not a failure.
+systemctl start redlock-job@tick.service
+wait_for 10 test "$(prop redlock-job@tick.service ActiveState)" = inactive
+[[ $(prop redlock-job@tick.service ExecMainStatus) == 100 &&
+	$(prop redlock-job@tick.service Result) == success ]] &&
+	ok "a skipped tick exits 100 and the unit is not failed" ||
+	bad "a skipped tick: status $(prop redlock-job@tick.service ExecMainStatus), result $(prop redlock-job@tick.service Result)"
+[[ $(wc -l </var/tmp/tick.log) == 1 ]] && ok "the job ran once" ||
+	bad "the job ran $(wc -l </var/tmp/tick.log) times"
+
+if ((fails)); then
+	echo "systemd: FAIL ($fails)"
+	echo FAIL >/root/result
+else
+	echo "systemd: PASS"
+	echo PASS >/root/result
+fi
