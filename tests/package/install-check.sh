@@ -86,7 +86,7 @@ fi
 apt-get install -y -qq "$deb" man-db redis-server redis-tools >/tmp/install2.log 2>&1 ||
 	{ cat /tmp/install2.log; bad "apt-get install with man-db and redis-server"; exit 1; }
 page=$(man -P cat redlock 2>/dev/null | sed 's/.\x08//g')
-grep -q '^SYSTEMD' <<<"$page" && grep -q 'redlock - ' <<<"$page" &&
+grep -q '^SYSTEMD' <<<"$page" && grep -q 'run a command while holding a named lock' <<<"$page" &&
 	ok "man redlock shows the page" || bad "man redlock"
 for f in /usr/share/bash-completion/completions/redlock \
 	/usr/share/zsh/vendor-completions/_redlock \
@@ -108,6 +108,8 @@ out=$(redlock -u "unix://$sock" package-check sh -c 'redis-cli -s "$1" EXISTS "$
 redlock -u "unix://$sock" -q status package-check >/dev/null
 [[ $? == 1 ]] && ok "released afterwards" || bad "the lock is still held afterwards"
 kill "$(cat /tmp/redis.pid)"
+# For hardening-check, outside (tests/package/run.sh).
+cp /usr/bin/redlock /tmp/redlock.installed
 
 apt-get purge -y -qq redlock >/tmp/purge2.log 2>&1 || bad "apt-get purge redlock (in use)"
 for f in $(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print substr($6, 2) }'); do

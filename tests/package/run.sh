@@ -60,8 +60,8 @@ die() {
 # mirrors: "URI SUITE" for the suite and its -updates and -security, as
 # this machine's apt sources name them (one-line and deb822 formats).
 mirrors() {
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-		/etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v s="$suite" '
+	{ cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null || true; } | awk -v s="$suite" '
 		function want(x) { return x == s || x == s "-updates" || x == s "-security" }
 		/^deb / { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++
 			if (want($(i + 1))) print $i, $(i + 1); next }
@@ -100,10 +100,12 @@ cleanup() {
 	mounted=()
 }
 
-# A new root, from the debootstrap tarball in the cache (made on the first
-# run; CI starts without one).
-new_root() {
-	local r=$work/$1 tarball=$cache/$suite-minbase.tgz line
+# base_root: a minimal Debian root with this machine's mirrors and apt's
+# lists, from the debootstrap tarball in the cache (made on the first
+# run; CI starts without one).  Services never start inside it
+# (redis-server's would listen on this machine's port 6379).
+base_root() {
+	local r=$work/base tarball=$cache/$suite-minbase.tgz line
 	if [[ ! -s $tarball ]]; then
 		say "debootstrap --make-tarball ($main_mirror)"
 		mkdir -p "$cache"
@@ -113,20 +115,27 @@ new_root() {
 		mv "$tarball.tmp" "$tarball"
 		rm -rf --one-file-system "$work/tarball-root"
 	fi
+	say "debootstrap --unpack-tarball"
 	debootstrap --variant=minbase --unpack-tarball="$tarball" "$suite" "$r" \
 		"$main_mirror" >>"$work/debootstrap.log" 2>&1 ||
-		die "debootstrap of $1 failed: see $work/debootstrap.log"
-	# Services never start inside a chroot (redis-server's would listen on
-	# this machine's port 6379).
+		die "debootstrap failed: see $work/debootstrap.log"
 	printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
 	chmod 755 "$r/usr/sbin/policy-rc.d"
 	while read -r line; do
 		echo "deb $line main"
 	done <<<"$all_mirrors" >"$r/etc/apt/sources.list"
 	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	mount_root "$r"
+	in_root "$r" apt-get update -qq >/dev/null || die "apt-get update failed"
+	cleanup
+}
+
+# new_root NAME: a copy of the base root, mounted for chroot.
+new_root() {
+	local r=$work/$1
+	cp -a --reflink=auto "$work/base" "$r"
 	echo "package-check-$1" >"$r/etc/hostname"
 	mount_root "$r"
-	in_root "$r" apt-get update -qq >/dev/null || die "apt-get update in $1 failed"
 }
 
 # in_root ROOT CMD...: CMD as root inside ROOT, with a plain environment.
@@ -233,8 +242,8 @@ check_install() {
 	say "hardening-check on the installed binary"
 	# Control-flow protection (CET) cannot be had on Debian 12: its C
 	# start files carry no IBT/SHSTK property (see debian/rules).
-	if [[ -x $r/usr/bin/redlock ]] &&
-		hardening-check --nocfprotection "$r/usr/bin/redlock"; then
+	if [[ -f $r/tmp/redlock.installed ]] &&
+		hardening-check --nocfprotection "$r/tmp/redlock.installed"; then
 		:
 	else
 		fail "hardening-check"
@@ -247,7 +256,7 @@ check_systemd() {
 	say "systemd: a root with systemd, redis-server and the package"
 	cp "$deb" "$r/tmp/"
 	in_root "$r" apt-get install -y -qq systemd systemd-sysv redis-server \
-		redis-tools "/tmp/$(basename "$deb")" >"$work/systemd-apt.log" 2>&1 ||
+		redis-tools man-db "/tmp/$(basename "$deb")" >"$work/systemd-apt.log" 2>&1 ||
 		die "installing systemd in its root failed: see $work/systemd-apt.log"
 	rm -f "$r/usr/sbin/policy-rc.d"
 	install -m 755 "$here/systemd-check.sh" "$r/root/systemd-check.sh"
@@ -281,6 +290,19 @@ EOF
 
 # --- main ------------------------------------------------------------------
 
+# However it ends, nothing stays mounted or running, and the last line
+# says how it went.
+finish() {
+	local st=$?
+	trap - EXIT
+	cleanup
+	if ((st != 0)) || ((${#failures[@]})); then
+		echo "package-check: FAIL (${failures[*]:-status $st}) after $((SECONDS - t_start))s"
+		exit 1
+	fi
+	echo "package-check: PASS after $((SECONDS - t_start))s$( ((systemd_skipped)) &&
+		echo ' (systemd test SKIPPED: systemd-nspawn cannot boot here)')"
+}
 systemd_skipped=0
 trap finish EXIT
 [[ $(id -u) == 0 ]] || die "needs root (debootstrap, chroot, systemd-nspawn)"
@@ -298,19 +320,6 @@ if [[ -z $main_mirror ]]; then
 	all_mirrors="$main_mirror $suite"
 fi
 
-# However it ends, nothing stays mounted or running, and the last line
-# says how it went.
-finish() {
-	local st=$?
-	trap - EXIT
-	cleanup
-	if ((st != 0)) || ((${#failures[@]})); then
-		echo "package-check: FAIL (${failures[*]:-status $st}) after $((SECONDS - t_start))s"
-		exit 1
-	fi
-	echo "package-check: PASS after $((SECONDS - t_start))s$( ((systemd_skipped)) &&
-		echo ' (systemd test SKIPPED: systemd-nspawn cannot boot here)')"
-}
 if [[ -e $work ]]; then
 	if findmnt -rn -o TARGET | grep -q "^$work/"; then
 		die "file systems are still mounted under $work; unmount them first"
@@ -319,6 +328,7 @@ if [[ -e $work ]]; then
 fi
 mkdir -p "$work"
 clone
+base_root
 build
 check_lintian
 check_blhc
