@@ -14,6 +14,8 @@
 #   REDLOCK_TEST_SLOW  multiplier for the tests' timeouts (default 1, or 5
 #                    when REDLOCK_WRAPPER is set)
 #   BATS             the bats executable (default: bats)
+#   REDLOCK_TESTS    only these bats files (names in tests/, separated by
+#                    spaces, e.g. "cli.bats tls.bats"); default: all
 
 set -u
 
@@ -48,6 +50,12 @@ count() {
 shopt -s nullglob
 bats_files=("$tests_dir"/*.bats)
 shopt -u nullglob
+if [[ -n ${REDLOCK_TESTS:-} ]]; then
+	bats_files=()
+	for f in $REDLOCK_TESTS; do
+		bats_files+=("$tests_dir/$f")
+	done
+fi
 
 if ((${#bats_files[@]})); then
 	args=(--tap)
