@@ -8,8 +8,8 @@
 #   - cppcheck: src/*.c, tests/unit.c, fuzz/*.c
 #   - clang-tidy: the same files, with the checks of tools/clang-tidy.yaml
 #   - shellcheck: tests/*.bats, tests/*.bash, completions/redlock.bash (as
-#     bash), tests/*.sh, bench/*.sh, bench/tools/* (the shell scripts),
-#     tools/*.sh, .ci/run
+#     bash), tests/*.sh, tests/package/*.sh, bench/*.sh, bench/tools/*
+#     (the shell scripts), tools/*.sh, .ci/run, debian/tests/suite
 #   - mandoc: mandoc -Tlint man/redlock.1
 #   - options: tests/check-options.sh (--help, man page and completions
 #     agree), against the binary built by the cc step
@@ -92,7 +92,8 @@ step_shellcheck() {
 	shopt -s nullglob
 	# bats files are bash with @test blocks, which shellcheck understands.
 	as_bash=(tests/*.bats tests/*.bash completions/redlock.bash)
-	by_shebang=(tests/*.sh bench/*.sh tools/*.sh .ci/run)
+	by_shebang=(tests/*.sh tests/package/*.sh bench/*.sh tools/*.sh .ci/run \
+		debian/tests/suite)
 	for f in bench/tools/*; do
 		[[ -f $f ]] && head -n 1 "$f" | grep -qE '^#!.*/(env )?(ba)?sh\b' &&
 			by_shebang+=("$f")

@@ -323,8 +323,13 @@ if [[ -z $main_mirror ]]; then
 fi
 
 if [[ -e $work ]]; then
+	# What a run that was killed left mounted (only this script mounts
+	# there), deepest first; rm must not reach through a bind mount.
+	findmnt -rn -o TARGET | grep "^$work/" | sort -r | while read -r m; do
+		umount -l "$m"
+	done
 	if findmnt -rn -o TARGET | grep -q "^$work/"; then
-		die "file systems are still mounted under $work; unmount them first"
+		die "cannot unmount what is mounted under $work"
 	fi
 	rm -rf --one-file-system "$work"
 fi
