@@ -42,7 +42,7 @@ notes_of() {
 	run -0 notes_of "$wpid"
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 0 --partial "STATUS=waiting for lock 'name': held by "
-	assert_line -n 0 --partial "@$(hostname) pid $hpid since "
+	assert_line -n 0 --partial "@$(uname -n) pid $hpid since "
 	assert_line -n 0 --regexp ' since [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$'
 	assert_line -n 1 EXTEND_TIMEOUT_USEC=30000000
 	assert_line -n 2 READY=1

@@ -325,9 +325,8 @@ fi
 if [[ -e $work ]]; then
 	# What a run that was killed left mounted (only this script mounts
 	# there), deepest first; rm must not reach through a bind mount.
-	findmnt -rn -o TARGET | grep "^$work/" | sort -r | while read -r m; do
-		umount -l "$m"
-	done
+	{ findmnt -rn -o TARGET | grep "^$work/" || true; } | sort -r |
+		while read -r m; do umount -l "$m"; done
 	if findmnt -rn -o TARGET | grep -q "^$work/"; then
 		die "cannot unmount what is mounted under $work"
 	fi
