@@ -127,6 +127,9 @@ base_root() {
 		echo "deb $line main"
 	done <<<"$all_mirrors" >"$r/etc/apt/sources.list"
 	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	# debootstrap writes no /etc/hosts (an installer or schroot does), and
+	# the tests reach servers by the name localhost.
+	printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$r/etc/hosts"
 	mount_root "$r"
 	in_root "$r" apt-get update -qq >/dev/null || die "apt-get update failed"
 	cleanup
