@@ -13,8 +13,9 @@ load cluster_helpers
 
 NODES=(c1 c2 c3)
 
-setup_file() {
-	common_setup_file
+lifecycle
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	local n
 	for n in "${NODES[@]}"; do
 		start_cluster_node "$n" || return 1
@@ -29,9 +30,8 @@ setup_file() {
 	wait_until -t 30 replica_up
 	wait_until -t 30 cluster_ok "${NODES[@]}" r1
 }
-teardown_file() { common_teardown_file; }
 
-setup() {
+test_setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
 	local n reply
 	for n in "${NODES[@]}" r1; do
@@ -41,7 +41,6 @@ setup() {
 		[[ $reply == OK || $reply == READONLY* ]] || return 1
 	done
 }
-teardown() { common_teardown; }
 
 replica_up() {
 	[[ $(redis_info_field replication master_link_status r1) == up ]]

@@ -9,7 +9,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # closing 0|2|02|1|012 CMD...: runs CMD with those standard descriptors
 # closed.  (`run CMD 2>&-` would not do: run sends CMD's stderr to its
@@ -111,8 +111,8 @@ error_replies() { redis_info_field stats total_error_replies; }
 TRAPPING='p=$1
 	for s in HUP INT QUIT TERM USR1 USR2 ALRM PIPE; do trap "echo $s >>\"$p.sigs\"" $s; done
 	: >"$p.held"
-	i=0
-	while [ ! -e "$p.release" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	. "$TESTS_DIR/lib/await.sh"
+	await_file "$p.release" 30
 	exit 0'
 
 # renewal_hiccup TAG REDIRECTION: runs the scenario with the holder's
@@ -160,4 +160,17 @@ renewal_hiccup() {
 		fail "the command got signals: $(tr '\n' ' ' <"$BATS_TEST_TMPDIR/closed.sigs")"
 	assert_equal "$BG_STATUS" 0
 	assert key_absent redlock:hic
+}
+
+@test "closed standard descriptors: with -v and a renewal, with output, and for acquire and release, the command runs and the verbs work" {
+	run -0 bash -c '"$RL" -v -t 300ms fds sleep 0.5 <&- 2>&-; echo "status=$?"'
+	assert_output --partial 'status=0'
+	run -0 bash -c '"$RL" -v fds2 sh -c "echo out" <&- 2>&-'
+	assert_output out
+	run -0 bash -c 'tok=$("$RL" acquire fds3 <&- 2>&-) && "$RL" release fds3 "$tok" <&- 2>&-'
+}
+
+@test "the command finds closed descriptors closed" {
+	run -0 bash -c '"$RL" fds4 sh -c "test -e /proc/self/fd/0 && echo open || echo closed" <&-'
+	assert_output closed
 }

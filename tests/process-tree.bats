@@ -13,12 +13,10 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
-# shellcheck disable=SC2317 # called by bats
-teardown() {
-	cont_all
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+test_teardown() {
 	kill_escapees
-	common_teardown
 }
 
 # The command of an escaping holder ($1 directory, $2 tag): records its
@@ -217,4 +215,66 @@ next_holder_gets_it() {
 	assert_gets_lock c 10
 	release_guarded c
 	assert_equal "$BG_STATUS" 0
+}
+
+@test "a process that left the command's process group dies with a lost lock before the next holder starts" {
+	local d=$BATS_TEST_TMPDIR
+	guarded_bg h -t 1500ms tree
+	wait_for_file "$d/h.held" 20
+	# timeout(1) and setsid put their children in groups of their own.
+	bg_start esc "$RL" run -t 1500ms other true
+	run -0 redlock break tree
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	assert pid_dead "$(cat "$d/h.gchild")"
+}
+
+# guard_started REDLOCK COMMAND: redlock has forked its guard (a child
+# of REDLOCK other than its COMMAND), which stops the command's tree if
+# redlock dies.
+guard_started() {
+	local p
+	for p in $(children_of "$1"); do
+		[[ $p != "$2" ]] && return 0
+	done
+	return 1
+}
+
+@test "setsid and timeout(1) children are stopped on loss and when redlock is SIGKILLed" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start h "$RL" -t 1500ms esc sh -c '
+		setsid sh -c "echo \$\$ >$0/setsid.pid; exec sleep 30" &
+		timeout 30 sh -c "echo \$\$ >$0/timeout.pid; exec sleep 30" &
+		: >"$0/held"; wait' "$d"
+	wait_until test -s "$d/setsid.pid"
+	wait_until test -s "$d/timeout.pid"
+	wait_for_file "$d/held"
+	run -0 redlock break esc
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	assert wait_for_exit "$(cat "$d/setsid.pid")" 5
+	assert wait_for_exit "$(cat "$d/timeout.pid")" 5
+	rm -f "$d"/*.pid "$d/held"
+	bg_start k "$RL" -t 1500ms esc2 sh -c '
+		echo $$ >"$0/command.pid"
+		setsid sh -c "echo \$\$ >$0/setsid.pid; exec sleep 30" &
+		: >"$0/held"; wait' "$d"
+	wait_for_file "$d/held"
+	wait_until test -s "$d/setsid.pid"
+	# SIGKILL redlock once its guard runs.
+	wait_until guard_started "$(bg_pid k)" "$(cat "$d/command.pid")"
+	kill -KILL "$(bg_pid k)"
+	assert wait_for_exit "$(cat "$d/setsid.pid")" 5
+}
+
+@test "a process that left the group holds the lock until it ends, like a background job" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start h "$RL" bgtree sh -c 'setsid sh -c "echo \$\$ >$0/s.pid; sleep 1" & : >"$0/held"' "$d"
+	wait_for_file "$d/held"
+	wait_until test -s "$d/s.pid"
+	run -1 redlock -n bgtree true
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 0
+	assert pid_dead "$(cat "$d/s.pid")"
+	assert key_absent redlock:bgtree
 }

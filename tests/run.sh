@@ -2,23 +2,39 @@
 #
 # Runs redlock's test suite: every tests/*.bats file (bats-core, TAP) and,
 # if it has been built, the C unit test binary tests/unit (also TAP).
-# Ends with one line "N passed, N failed"; exits non-zero if any failed.
+# The files are independent (each starts its own servers, in a directory
+# and on ports of its own), so they run side by side, the longest first;
+# each file's TAP is printed whole when that file ends, under a "# ----"
+# header line with its time.  Ends with one line "N passed, N failed"
+# counting every test of every file; exits non-zero if any test failed
+# or a file ended without reporting all the tests it planned.
 #
-# Usage: tests/run.sh [FILTER]
+# Usage: tests/run.sh [FILTER [FILE...]]
 #   FILTER           only bats tests whose name matches this regex
-#                    (bats --filter); the unit tests are run regardless
+#                    (bats --filter; '' for all); the unit tests are run
+#                    regardless
+#   FILE...          these bats files only (default: tests/*.bats)
 # Environment:
 #   REDLOCK          the binary under test (default: ./redlock in the repo)
 #   REDLOCK_WRAPPER  command put in front of every redlock invocation,
 #                    e.g. 'valgrind -q --error-exitcode=99'
 #   REDLOCK_TEST_SLOW  multiplier for the tests' timeouts (default 1, or 5
 #                    when REDLOCK_WRAPPER is set)
+#   REDLOCK_TEST_JOBS  how many files run at once (default: JOBS_PER_CPU
+#                    per processor, below); 1 runs them one after another
+#   REDLOCK_TEST_RECORD  set to 1 to rewrite tests/durations with this
+#                    run's times (after a full, passing run)
 #   BATS             the bats executable (default: bats)
 
 set -u
 
 tests_dir=$(cd "$(dirname "$0")" && pwd)
 repo_dir=$(cd "$tests_dir/.." && pwd)
+
+# The files mostly wait (for servers, leases, timeouts), not compute: on
+# 2 processors 8 at once was the fastest without making the timing tests
+# flaky (see README); more only lengthens each file.
+JOBS_PER_CPU=4
 
 REDLOCK=${REDLOCK:-$repo_dir/redlock}
 case $REDLOCK in
@@ -30,49 +46,146 @@ export REDLOCK_WRAPPER=${REDLOCK_WRAPPER:-}
 
 bats=${BATS:-bats}
 filter=${1:-}
+shift $(($# > 0 ? 1 : 0))
+jobs=${REDLOCK_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) * JOBS_PER_CPU))}
+((jobs >= 1)) || jobs=1
 
 if [[ ! -x $REDLOCK ]]; then
 	echo "# warning: $REDLOCK is not an executable file (run make?)" >&2
 fi
 
-log=$(mktemp "${TMPDIR:-/tmp}/redlock-tests.XXXXXX")
-trap 'rm -f "$log"' EXIT
+work=$(mktemp -d "${TMPDIR:-/tmp}/redlock-tests.XXXXXX") || exit 70
+# The ports every file of this run has taken (see free_port in
+# tests/helpers.bash): one directory for all, so that no two files are
+# ever handed the same port.
+export REDLOCK_TEST_PORTS=$work/ports
+mkdir -p "$REDLOCK_TEST_PORTS"
 
-extra_failures=0
+declare -A job_of=() # pid -> job name
 
-# Counts "ok N" / "not ok N" lines of the TAP stream in $log.
-count() {
-	grep -cE "^$1 [0-9]+" "$log"
+# stop_jobs: on an interrupt, SIGINT to every running file's session (bats
+# then runs the files' teardowns, which stop their servers), then
+# SIGKILL to what is left after a while.
+stop_jobs() {
+	local pid f i
+	for pid in "${!job_of[@]}"; do
+		f=$work/${job_of[$pid]##*/}.sid
+		[[ -s $f ]] && kill -INT -- "-$(cat "$f")" 2>/dev/null
+	done
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(jobs -pr) ]] || return 0
+		sleep 0.1
+	done
+	for pid in "${!job_of[@]}"; do
+		f=$work/${job_of[$pid]##*/}.sid
+		[[ -s $f ]] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
+	done
+}
+trap 'stop_jobs; rm -rf "$work"' EXIT
+trap 'echo "# interrupted" >&2; exit 130' INT TERM
+
+# --- what to run, longest first ----------------------------------------------
+
+if (($#)); then
+	bats_files=("$@")
+else
+	shopt -s nullglob
+	bats_files=("$tests_dir"/*.bats)
+	shopt -u nullglob
+fi
+
+# ordered FILE...: the files, those tests/durations says take longest
+# first; files it does not know go first (they may be long).
+ordered() {
+	local f base
+	for f in "$@"; do
+		base=${f##*/}
+		awk -v f="$base" -v p="$f" '
+			$2 == f { print $1, p; found = 1; exit }
+			END { if (!found) print 1e9, p }' "$tests_dir/durations" 2>/dev/null ||
+			echo "1e9 $f"
+	done | sort -g -r -k1,1 | cut -d' ' -f2-
+}
+mapfile -t queue < <(ordered "${bats_files[@]}")
+[[ -x $tests_dir/unit ]] && queue+=(unit)
+
+# --- one job -------------------------------------------------------------------
+
+# run_job NAME: runs one file (or the unit tests) to $work/NAME.tap,
+# its status to NAME.rc and its wall time (s) to NAME.time.  bats runs
+# in a session of its own (its id in NAME.sid, for stop_jobs), with
+# SIGINT and SIGQUIT at their default: bash makes a background job
+# ignore them, and the tests check what the caller's signals look like.
+run_job() {
+	local name=$1 out=$work/${1##*/} t0 rc=0 pid
+	t0=$EPOCHREALTIME
+	if [[ $name == unit ]]; then
+		"$tests_dir/unit" >"$out.tap" 2>&1 </dev/null || rc=$?
+	else
+		local -a args=(--tap)
+		[[ -n $filter ]] && args+=(--filter "$filter")
+		setsid env --default-signal=INT,QUIT "$bats" "${args[@]}" "$name" \
+			>"$out.tap" 2>&1 </dev/null &
+		pid=$!
+		echo "$pid" >"$out.sid"
+		wait "$pid" || rc=$?
+	fi
+	echo "$rc" >"$out.rc"
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", b - a }' >"$out.time"
 }
 
-shopt -s nullglob
-bats_files=("$tests_dir"/*.bats)
-shopt -u nullglob
+# --- reporting -------------------------------------------------------------------
 
-if ((${#bats_files[@]})); then
-	args=(--tap)
-	[[ -n $filter ]] && args+=(--filter "$filter")
-	"$bats" "${args[@]}" "${bats_files[@]}" 2>&1 | tee -a "$log"
-	bats_status=${PIPESTATUS[0]}
-	if ((bats_status != 0)) && ! grep -qE '^not ok [0-9]+' "$log"; then
-		# bats failed without reporting a failing test (a crash, a bad
-		# file): count it, so the run cannot pass.
-		echo "# bats exited $bats_status without a failing test" | tee -a "$log"
-		extra_failures=$((extra_failures + 1))
+passed=0
+failed=0
+declare -a times=()
+
+# report NAME: prints the job's TAP and adds its counts; a job that
+# exited non-zero without a failing test, or that reported fewer tests
+# than its plan, counts as one more failure.
+report() {
+	local name=$1 out=$work/${1##*/} ok bad rc plan t
+	ok=$(grep -cE '^ok [0-9]+' "$out.tap")
+	bad=$(grep -cE '^not ok [0-9]+' "$out.tap")
+	rc=$(cat "$out.rc")
+	t=$(cat "$out.time")
+	plan=$(sed -n -E '0,/^1\.\.([0-9]+)/s//\1/p' "$out.tap")
+	echo "# ---- ${name#"$repo_dir"/}: $((ok + bad)) tests, ${t}s"
+	cat "$out.tap"
+	if ((rc != 0 && bad == 0)); then
+		echo "# ${name#"$repo_dir"/} exited $rc without a failing test"
+		bad=$((bad + 1))
+	elif [[ -n $plan ]] && ((plan != ok + bad)); then
+		echo "# ${name#"$repo_dir"/} planned $plan tests but reported $((ok + bad))"
+		bad=$((bad + 1))
 	fi
-fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	times+=("$t ${name##*/}")
+}
 
-if [[ -x $tests_dir/unit ]]; then
-	before_not_ok=$(count 'not ok')
-	"$tests_dir/unit" 2>&1 | tee -a "$log"
-	unit_status=${PIPESTATUS[0]}
-	if ((unit_status != 0)) && (($(count 'not ok') == before_not_ok)); then
-		echo "# tests/unit exited $unit_status without a failing test" | tee -a "$log"
-		extra_failures=$((extra_failures + 1))
-	fi
-fi
+# --- the pool ----------------------------------------------------------------------
 
-passed=$(count ok)
-failed=$(($(count 'not ok') + extra_failures))
+suite_t0=$EPOCHREALTIME
+next=0
+while ((next < ${#queue[@]} || ${#job_of[@]} > 0)); do
+	while ((next < ${#queue[@]} && ${#job_of[@]} < jobs)); do
+		run_job "${queue[next]}" &
+		job_of[$!]=${queue[next]}
+		next=$((next + 1))
+	done
+	done_pid=
+	wait -n -p done_pid "${!job_of[@]}"
+	[[ -n $done_pid && -n ${job_of[$done_pid]+x} ]] || continue
+	report "${job_of[$done_pid]}"
+	unset "job_of[$done_pid]"
+done
+
+elapsed=$(awk -v a="$suite_t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+echo "# ${#queue[@]} files in ${elapsed}s, $jobs at a time"
+if [[ ${REDLOCK_TEST_RECORD:-} == 1 ]] && ((failed == 0)) && [[ -z $filter ]] && (($# == 0)); then
+	printf '%s\n' "${times[@]}" | grep -v ' unit$' | sort -g -r >"$tests_dir/durations"
+	echo "# wrote tests/durations"
+fi
 echo "$passed passed, $failed failed"
 ((failed == 0))
