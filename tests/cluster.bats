@@ -223,9 +223,10 @@ EOF
 	slot=$(slot_of "$key")
 	sid=$(rcli_at "$src" CLUSTER MYID)
 	did=$(rcli_at "$dst" CLUSTER MYID)
-	# (-t 2s: a renewal that follows MOVED reconnects within its 200 ms
-	# even on a loaded machine, so stderr stays empty.)
-	hold_lock h -t 2s -u "$(url_of c3)" "$name"
+	# (-t 3s: a renewal that follows MOVED reconnects within its 300 ms
+	# even on a machine loaded by the files running beside this one, so
+	# stderr stays empty; a renewal every second, two in each phase.)
+	hold_lock h -t 3s -u "$(url_of c3)" "$name"
 	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
 	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
 	# Migrating, its keys still on the source: renewed there.
@@ -265,9 +266,11 @@ tryagain_since() { (($(tryagains "$1") > $2)); }
 	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
 	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
 	# The source has none of the keys (ASK), the target not all (TRYAGAIN):
-	# retried for as long as an attempt may take, then 69.
+	# retried for as long as an attempt may take, then 69.  (-t 2s: an
+	# attempt's 200 ms leave room for the connection to the target on a
+	# loaded machine, so that the last error is TRYAGAIN.)
 	t0=$(now_ms)
-	run -69 --separate-stderr redlock -t 1s -u "$(url_of c1)" "$name" \
+	run -69 --separate-stderr redlock -t 2s -u "$(url_of c1)" "$name" \
 		touch "$BATS_TEST_TMPDIR/ran"
 	t1=$(now_ms)
 	assert_regex "$stderr" 'TRYAGAIN'

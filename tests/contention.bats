@@ -101,7 +101,8 @@ attempt_queued() {
 		# just before the connection closes; the waiter gives it back.
 		if ((i % 2)); then
 			: >"$d/h.release"
-			kill -INT "$(bg_pid w)"
+			# The waiter may have got the lock and ended already.
+			kill -INT "$(bg_pid w)" 2>/dev/null || true
 		else
 			kill -INT "$(bg_pid w)"
 			: >"$d/h.release"

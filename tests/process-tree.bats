@@ -45,8 +45,9 @@ ESCAPING_BODY='
 
 # start_escaping TAG [REDLOCK-OPTION...] NAME: a guarded holder (see
 # fault_helpers.bash) whose command is ESCAPING_BODY; returns once its
-# command runs, with watch_free TAG started and ESCAPED set to the pids of
-# the escaped processes (timeout's sleep included).
+# command runs and the escaped processes were seen running (checked
+# first, since a --max-time ends them), with ESCAPED set to their pids
+# (timeout's sleep included) and watch_free TAG started.
 start_escaping() {
 	local tag=$1 d=$BATS_TEST_TMPDIR
 	shift
@@ -59,7 +60,6 @@ start_escaping() {
 		echo "start_escaping $tag: not held; stderr: $(bg_err "$tag")" >&2
 		return 1
 	}
-	watch_free "$tag"
 	mapfile -t ESCAPED <"$d/$tag.escaped"
 	local t
 	t=$(head -n 1 "$d/$tag.escaped")
@@ -80,6 +80,7 @@ start_escaping() {
 	assert_not_equal "$(stat_field "${ESCAPED[0]}" 3)" "$(stat_field "$(cat "$d/$tag.child")" 3)"
 	assert_not_equal "$(stat_field "${ESCAPED[1]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
 	assert_not_equal "$(stat_field "${ESCAPED[2]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
+	watch_free "$tag"
 }
 
 # stat_field PID N: field N after the command name of /proc/PID/stat
@@ -193,7 +194,8 @@ next_holder_gets_it() {
 }
 
 @test "--max-time: the escaped processes are dead when redlock exits 124, and the waiting holder does not overlap" {
-	start_escaping h -t 3s --max-time 1s job
+	# Long enough for the waiter to queue up behind it.
+	start_escaping h -t 3s --max-time "$(scale_ms 2000)ms" job
 	guarded_bg c -t 3s -w 10 job
 	wait_until -t 10 waiter_blocked
 	bg_wait h 15
