@@ -7,14 +7,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+lifecycle main --tcp
 
 @test "a malformed URL with a password never shows it, from -u or REDLOCK_URL" {
 	local u
