@@ -194,8 +194,8 @@ next_holder_gets_it() {
 }
 
 @test "--max-time: the escaped processes are dead when redlock exits 124, and the waiting holder does not overlap" {
-	# Long enough for the waiter to queue up behind it.
-	start_escaping h -t 3s --max-time "$(scale_ms 2000)ms" job
+	# Long enough for the waiter to queue up behind it on a loaded machine.
+	start_escaping h -t 3s --max-time "$(scale_ms 4000)ms" job
 	guarded_bg c -t 3s -w 10 job
 	wait_until -t 10 waiter_blocked
 	bg_wait h 15

@@ -92,7 +92,7 @@ step_shellcheck() {
 	shopt -s nullglob
 	# bats files are bash with @test blocks, which shellcheck understands.
 	as_bash=(tests/*.bats tests/*.bash completions/redlock.bash)
-	by_shebang=(tests/*.sh bench/*.sh tools/*.sh .ci/run)
+	by_shebang=(tests/*.sh tests/lib/*.sh bench/*.sh tools/*.sh .ci/run)
 	for f in bench/tools/*; do
 		[[ -f $f ]] && head -n 1 "$f" | grep -qE '^#!.*/(env )?(ba)?sh\b' &&
 			by_shebang+=("$f")
