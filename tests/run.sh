@@ -67,21 +67,29 @@ mkdir -p "$REDLOCK_TEST_PORTS"
 declare -A job_of=() # pid -> job name
 
 # stop_jobs: on an interrupt, SIGINT to every running file's session (bats
-# then runs the files' teardowns, which stop their servers), then
-# SIGKILL to what is left after a while.
+# then runs the files' teardowns, which stop their servers), and SIGKILL
+# to the sessions still there 10 s later.
 stop_jobs() {
-	local pid f i
+	local pid f i left
+	local -a sids=()
 	for pid in "${!job_of[@]}"; do
 		f=$work/${job_of[$pid]##*/}.sid
-		[[ -s $f ]] && kill -INT -- "-$(cat "$f")" 2>/dev/null
+		[[ -s $f ]] && sids+=("$(<"$f")")
+	done
+	((${#sids[@]})) || return 0
+	for i in "${sids[@]}"; do
+		kill -INT -- "-$i" 2>/dev/null
 	done
 	for ((i = 0; i < 100; i++)); do
-		[[ -n $(jobs -pr) ]] || return 0
+		left=0
+		for pid in "${sids[@]}"; do
+			kill -0 -- "-$pid" 2>/dev/null && left=1
+		done
+		((left)) || return 0
 		sleep 0.1
 	done
-	for pid in "${!job_of[@]}"; do
-		f=$work/${job_of[$pid]##*/}.sid
-		[[ -s $f ]] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
+	for pid in "${sids[@]}"; do
+		kill -KILL -- "-$pid" 2>/dev/null
 	done
 }
 trap 'stop_jobs; rm -rf "$work"' EXIT
