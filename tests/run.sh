@@ -196,7 +196,11 @@ done
 elapsed=$(awk -v a="$suite_t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 echo "# ${#queue[@]} files in ${elapsed}s, $jobs at a time"
 if [[ ${REDLOCK_TEST_RECORD:-} == 1 ]] && ((failed == 0)) && [[ -z $filter ]] && (($# == 0)); then
-	printf '%s\n' "${times[@]}" | grep -v ' unit$' | sort -g -r >"$tests_dir/durations"
+	{
+		echo "# Seconds each file took in a full run of tests/run.sh, which starts"
+		echo "# the longest first.  REDLOCK_TEST_RECORD=1 tests/run.sh rewrites this."
+		printf '%s\n' "${times[@]}" | grep -v ' unit$' | sort -g -r
+	} >"$tests_dir/durations"
 	echo "# wrote tests/durations"
 fi
 echo "$passed passed, $failed failed"
