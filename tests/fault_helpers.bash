@@ -167,7 +167,8 @@ assert_all_ran() {
 }
 
 # run_contenders N NAME [REDLOCK-OPTION...]: N redlocks at once on the
-# lock NAME (the options given, then -t 3s -w 60), each running
+# lock NAME (the options given, then -t 3s -w 60; the TTL, and with it
+# every per-command timeout, scaled by REDLOCK_TEST_SLOW), each running
 # lib/critical-section.sh under the oracle; waits for them all (bounded),
 # then asserts that no two critical sections overlapped and that every
 # contender ran once.  Statuses in $BATS_TEST_TMPDIR/statuses, the
@@ -179,14 +180,14 @@ run_contenders() {
 	: >"$d/statuses"
 	export CS_DIR=$d CRITICAL_SECTION=$TESTS_DIR/lib/critical-section.sh
 	bg_start driver bash -c '
-		n=$1 d=$2 name=$3
-		shift 3
+		n=$1 d=$2 name=$3 ttl=$4
+		shift 4
 		for ((i = 1; i <= n; i++)); do
-			{ "$RL" "$@" -t 3s -w 60 "$name" \
+			{ "$RL" "$@" -t "$ttl" -w 60 "$name" \
 				-c '\''flock -n -E 99 "$ORACLE" "$CRITICAL_SECTION" "$CS_DIR"'\'' 2>"$d/cs$i.err"
 			  echo "$i $?" >>"$d/statuses"; } &
 		done
-		wait' driver "$n" "$d" "$name" "$@"
+		wait' driver "$n" "$d" "$name" "$(scale_ms 3000)ms" "$@"
 	bg_wait driver $((n * 2 + 30)) || fail "the contenders did not finish in time"
 	# First the property itself, then that every contender got its turn.
 	assert_no_overlap "$d/intervals"

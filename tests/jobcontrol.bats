@@ -141,8 +141,10 @@ start_waiting() {
 suspend_job() {
 	tm_keys C-z
 	wait_until -t 5 prompt_back || fail "Ctrl-Z: the prompt did not come back; screen: $(screen)"
-	stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
-	stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
+	# The prompt is back once the tool stopped; its command may still be
+	# on its way (state D or S for a moment).
+	wait_until -t 5 stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
+	wait_until -t 5 stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
 }
