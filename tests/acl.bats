@@ -16,15 +16,12 @@ load cluster_helpers
 
 USER_PW='Acl-User-Pw-61f0'
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp
-	use_redis main
+lifecycle main --tcp
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	printf '%s\n' "$USER_PW" >"$BATS_FILE_TMPDIR/user.pw"
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+test_setup() {
 	rcli ACL DELUSER redlock >/dev/null
 	rcli ACL LOG RESET >/dev/null
 	# As the user, with the password from a file, which nested redlocks
@@ -33,7 +30,6 @@ setup() {
 	export REDLOCK_URL
 	export REDLOCK_PASSWORD_FILE=$BATS_FILE_TMPDIR/user.pw
 }
-teardown() { common_teardown; }
 
 # The ACL SETUSER line of the man page, as words, in ACL_WORDS.
 read_acl_line() {

@@ -12,20 +12,13 @@ load helpers
 PW=s3cret-Pw-9
 WRONG=wr0ng-Pw-7
 
-setup_file() {
-	common_setup_file
-	start_redis prot --tcp --requirepass "$PW"
-	use_redis prot
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+lifecycle prot --tcp --requirepass "$PW"
+test_setup() {
 	P=$(redis_port prot)
 	U="redis://127.0.0.1:$P"
 	SOCK_URL="unix://$(redis_sock prot)"
 	unset REDLOCK_PASSWORD REDISCLI_AUTH
 }
-teardown() { common_teardown; }
 
 # assert_auth_message KIND SERVER: after run --separate-stderr: status 69,
 # nothing on stdout, one stderr line `redlock: ` naming SERVER and saying

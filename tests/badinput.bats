@@ -12,17 +12,10 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+lifecycle main
+test_setup() {
 	[[ $(rcli CONFIG RESETSTAT) == OK ]]
 }
-teardown() { common_teardown; }
 
 PW=hunter2
 

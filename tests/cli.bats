@@ -6,7 +6,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # connections_received: total connections the server accepted so far
 # (this query's own connection included).

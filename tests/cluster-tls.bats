@@ -13,8 +13,9 @@ load cluster_helpers
 
 NODES=(t1 t2 t3)
 
-setup_file() {
-	common_setup_file
+lifecycle
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	make_pki
 	local n
 	for n in "${NODES[@]}"; do
@@ -25,15 +26,13 @@ setup_file() {
 	done
 	cluster_create
 }
-teardown_file() { common_teardown_file; }
-setup() {
+test_setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
 	local n
 	for n in "${NODES[@]}"; do
 		[[ $(rcli_at "$n" FLUSHALL) == OK ]] || return 1
 	done
 }
-teardown() { common_teardown; }
 
 # The TLS URL of node N.
 turl() { echo "rediss://127.0.0.1:$(tls_port "$1")"; }

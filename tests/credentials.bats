@@ -10,24 +10,20 @@ load helpers
 
 PW='Cred-Secret-8d41c2'
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp
-	start_redis auth --tcp --requirepass "$PW"
+lifecycle main --tcp -- auth --tcp --requirepass "$PW"
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	rcli_at auth ACL SETUSER locker on '>Locker-Pw-5' '~*' '&*' '+@all' >/dev/null
 	use_redis main
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup auth
+test_setup() {
 	unset REDLOCK_PASSWORD_FILE REDLOCK_TTL REDLOCK_WAIT REDLOCK_TLS
 }
-teardown() { common_teardown; }
 
 auth_url() { echo "redis://${1:+$1@}127.0.0.1:$(redis_port auth)"; }
 
 # A URL where nothing listens: a run that got that far would say 69.
-dead_url() { echo "redis://127.0.0.1:$(free_port)"; }
+dead_url() { echo "redis://127.0.0.1:$(dead_port)"; }
 
 # pwfile NAME CONTENT: a file holding CONTENT (printf %b), its path on
 # stdout.

@@ -6,7 +6,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # since T0 MS: at least MS milliseconds have passed since T0 (now_ms).
 since() { (($(now_ms) - $1 >= $2)); }

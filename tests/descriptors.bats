@@ -9,7 +9,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # closing 0|2|02|1|012 CMD...: runs CMD with those standard descriptors
 # closed.  (`run CMD 2>&-` would not do: run sends CMD's stderr to its
@@ -102,18 +102,48 @@ error_replies() { redis_info_field stats total_error_replies; }
 	assert_equal "${#lines[@]}" 1
 }
 
-# The renewal warning.  A holder with a 4 s TTL renews every 1.33 s with
-# a 400 ms timeout per try; CLIENT PAUSE ALL for 2.4 s from its start
-# makes the first renewal and its immediate retry time out (the second
-# failure is reported: "cannot renew the lock (retrying)") and ends well
-# before the lease can run out, so a later retry succeeds.  The command
-# traps every signal redlock forwards and records any it gets.
+# The renewal warning.  A holder with a 6 s TTL renews every 2 s and
+# gives each try the time its lease affords (about 1.3 s, src/lease.c);
+# the second failed try in a row is reported: "cannot renew the lock
+# (retrying)".  hiccup_renewals pauses the server's writes (CLIENT PAUSE
+# WRITE: the renewal script waits, the test's own reads do not) from
+# within 300 ms of a grant until two renewal tries have given up on it,
+# then lets the third through, before the command must be stopped.  The command traps
+# every signal redlock forwards and records any it gets.
 TRAPPING='p=$1
 	for s in HUP INT QUIT TERM USR1 USR2 ALRM PIPE; do trap "echo $s >>\"$p.sigs\"" $s; done
 	: >"$p.held"
-	i=0
-	while [ ! -e "$p.release" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	. "$TESTS_DIR/lib/await.sh"
+	await_file "$p.release" 30
 	exit 0'
+
+# hiccup_renewals KEY TTL_MS: the pause above, on one connection that watches
+# the clients blocked in a script (CLIENT LIST, flag b): the second of
+# them gone is the second try given up.  Fails after 10 s without.
+hiccup_renewals() {
+	/usr/bin/python3 - "$REDIS_SOCK" "$1" "$2" <<'EOF'
+import redis, sys, time
+r = redis.Redis(unix_socket_path=sys.argv[1])
+end = time.time() + 10
+while r.pttl(sys.argv[2]) <= int(sys.argv[3]) - 300:
+    if time.time() > end:
+        sys.exit("the lock was never just granted")
+    time.sleep(0.005)
+r.execute_command("CLIENT", "PAUSE", 10000, "WRITE")
+seen = []
+try:
+    while time.time() < end:
+        now = [c["id"] for c in r.client_list()
+               if "b" in c["flags"] and c["cmd"].startswith("eval")]
+        seen += [i for i in now if i not in seen]
+        if len(seen) >= 2 and seen[1] not in now:
+            sys.exit(0)
+        time.sleep(0.01)
+    sys.exit("renewal tries blocked: %s" % seen)
+finally:
+    r.execute_command("CLIENT", "UNPAUSE")
+EOF
+}
 
 # renewal_hiccup TAG REDIRECTION: runs the scenario with the holder's
 # stdin and stderr closed ("closed") or stdin /dev/null and stderr to
@@ -130,18 +160,15 @@ renewal_hiccup() {
 	echo $! >"$p.pid"
 	echo $! >>"$BATS_TEST_TMPDIR/bg.pids"
 	wait_for_file "$p.held" 20
-	# Long enough for a renewal (due at 2 s) and its retry to time out
-	# (about 1.3 s each), short enough that the third gets through
-	# before the command must be stopped (5.2 s).
-	assert_equal "$(rcli CLIENT PAUSE 4700 ALL)" OK
+	hiccup_renewals redlock:hic 6000 || fail "no renewal hiccup"
 	# Once the pause is over, a renewal gets through: the TTL is back
 	# above what is left of the first lease.
-	wait_until -t 10 eval '(($(rcli PTTL redlock:hic) > 3000)) || pid_dead "$(cat "$p.pid")"'
+	wait_until -t 10 eval '(($(rcli PTTL redlock:hic) > 3000)) || pid_dead "$(cat "$p.pid")"' ||
+		fail "no renewal got through after the pause"
 	if pid_dead "$(cat "$p.pid")"; then
 		bg_wait "$tag" 1
 		fail "the holder ended with status $BG_STATUS during the hiccup; the command trapped: $(tr '\n' ' ' 2>/dev/null <"$p.sigs")"
 	fi
-	(($(rcli PTTL redlock:hic) > 3000)) || fail "no renewal got through after the pause"
 	: >"$p.release"
 	bg_wait "$tag" 15
 }
@@ -160,4 +187,17 @@ renewal_hiccup() {
 		fail "the command got signals: $(tr '\n' ' ' <"$BATS_TEST_TMPDIR/closed.sigs")"
 	assert_equal "$BG_STATUS" 0
 	assert key_absent redlock:hic
+}
+
+@test "closed standard descriptors: with -v and a renewal, with output, and for acquire and release, the command runs and the verbs work" {
+	run -0 bash -c '"$RL" -v -t 300ms fds sleep 0.5 <&- 2>&-; echo "status=$?"'
+	assert_output --partial 'status=0'
+	run -0 bash -c '"$RL" -v fds2 sh -c "echo out" <&- 2>&-'
+	assert_output out
+	run -0 bash -c 'tok=$("$RL" acquire fds3 <&- 2>&-) && "$RL" release fds3 "$tok" <&- 2>&-'
+}
+
+@test "the command finds closed descriptors closed" {
+	run -0 bash -c '"$RL" fds4 sh -c "test -e /proc/self/fd/0 && echo open || echo closed" <&-'
+	assert_output closed
 }

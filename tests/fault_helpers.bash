@@ -18,22 +18,6 @@
 
 # --- the oracle --------------------------------------------------------------
 
-# fault_lifecycle: one_server_lifecycle (helpers.bash) with a fresh
-# oracle for each test, and every process a test stopped continued after
-# it.  A file that needs more redefines the function after this call.
-# shellcheck disable=SC2317
-fault_lifecycle() {
-	one_server_lifecycle
-	setup() {
-		common_setup
-		oracle_init
-	}
-	teardown() {
-		cont_all
-		common_teardown
-	}
-}
-
 oracle_init() {
 	export ORACLE=$BATS_TEST_TMPDIR/oracle
 	: >"$ORACLE"
@@ -57,8 +41,8 @@ GUARDED_BODY='
 	g=$!
 	echo "$g" >"$d/$t.gchild"
 	: >"$d/$t.held"
-	i=0
-	while [ ! -e "$d/$t.release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+	. "$TESTS_DIR/lib/await.sh"
+	await_file "$d/$t.release"
 	kill -KILL "$g"
 	echo "$s $(date +%s%3N) $REDLOCK_FENCE" >>"$d/intervals"'
 
@@ -182,17 +166,35 @@ assert_all_ran() {
 	assert_equal "$(wc -l <"$d/intervals")" "$n"
 }
 
-# --- stopping processes --------------------------------------------------------
+# run_contenders N NAME [REDLOCK-OPTION...]: N redlocks at once on the
+# lock NAME (the options given, then -t 3s -w 60; the TTL, and with it
+# every per-command timeout, scaled by REDLOCK_TEST_SLOW), each running
+# lib/critical-section.sh under the oracle; waits for them all (bounded),
+# then asserts that no two critical sections overlapped and that every
+# contender ran once.  Statuses in $BATS_TEST_TMPDIR/statuses, the
+# critical sections in .../intervals.
+run_contenders() {
+	local n=$1 name=$2 d=$BATS_TEST_TMPDIR
+	shift 2
+	: >"$d/intervals"
+	: >"$d/statuses"
+	export CS_DIR=$d CRITICAL_SECTION=$TESTS_DIR/lib/critical-section.sh
+	bg_start driver bash -c '
+		n=$1 d=$2 name=$3 ttl=$4
+		shift 4
+		for ((i = 1; i <= n; i++)); do
+			{ "$RL" "$@" -t "$ttl" -w 60 "$name" \
+				-c '\''flock -n -E 99 "$ORACLE" "$CRITICAL_SECTION" "$CS_DIR"'\'' 2>"$d/cs$i.err"
+			  echo "$i $?" >>"$d/statuses"; } &
+		done
+		wait' driver "$n" "$d" "$name" "$(scale_ms 3000)ms" "$@"
+	bg_wait driver $((n * 2 + 30)) || fail "the contenders did not finish in time"
+	# First the property itself, then that every contender got its turn.
+	assert_no_overlap "$d/intervals"
+	assert_all_ran "$n" "$d"
+}
 
-# stop_pid PID / cont_pid PID: SIGSTOP / SIGCONT a process this test
-# started; every stopped pid is remembered so that teardown resumes it.
-stop_pid() {
-	echo "$1" >>"$BATS_TEST_TMPDIR/stopped.pids"
-	kill -STOP "$1"
-}
-cont_pid() {
-	kill -CONT "$1" 2>/dev/null || true
-}
+# --- stopping processes --------------------------------------------------------
 
 # stop_server NAME / cont_server NAME: the redis-server started as NAME.
 stop_server() {
@@ -206,16 +208,6 @@ stop_server() {
 }
 cont_server() {
 	cont_pid "$(redis_pid "$1")"
-}
-
-# cont_all: resume everything this test stopped (teardown).
-cont_all() {
-	local f=$BATS_TEST_TMPDIR/stopped.pids pid
-	[[ -f $f ]] || return 0
-	while read -r pid; do
-		cont_pid "$pid"
-	done <"$f"
-	rm -f "$f"
 }
 
 # restart_server NAME: stop the server (no persistence: its data is gone)

@@ -19,7 +19,7 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
+lifecycle main
 
 # key_is KEY VALUE
 key_is() { [[ $(rcli GET "$1") == "$2" ]]; }
@@ -238,25 +238,8 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 }
 
 @test "100 contenders: every one gets the lock once and no two critical sections overlap" {
-	local d=$BATS_TEST_TMPDIR n=100
+	local n=100
 	[[ -z ${REDLOCK_WRAPPER:-} ]] || n=10
-	export CS_DIR=$d
-	cat >"$d/cs.sh" <<'EOF'
-s=$(date +%s%3N)
-sleep 0.01
-echo "$s $(date +%s%3N) $REDLOCK_FENCE" >>"$CS_DIR/intervals"
-EOF
-	: >"$d/intervals"
-	: >"$d/statuses"
-	bg_start driver bash -c '
-		for ((i = 1; i <= $1; i++)); do
-			{ "$RL" -t 3s -w 60 many -c "flock -n -E 99 \"\$ORACLE\" /bin/sh \"\$CS_DIR/cs.sh\"" 2>"$2/cs$i.err"
-			  echo "$i $?" >>"$2/statuses"; } &
-		done
-		wait' driver "$n" "$d"
-	bg_wait driver $((n + 30)) || fail "the contenders did not finish in time"
-	# First the property itself, then that every contender got its turn.
-	assert_no_overlap "$d/intervals"
-	assert_all_ran "$n" "$d"
+	run_contenders "$n" many
 	assert key_absent redlock:many
 }

@@ -16,18 +16,11 @@ load helpers
 
 FLEET_MAX=30
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp --maxclients "$FLEET_MAX"
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+lifecycle main --tcp --maxclients "$FLEET_MAX"
+test_setup() {
 	REDLOCK_URL="redis://127.0.0.1:$(redis_port main)"
 	export REDLOCK_URL
 }
-teardown() { common_teardown; }
 
 # session_conns PORT SID...: for each session SID (bg_start gives every
 # job a session of its own: redlock, its guard and its command), the
@@ -174,8 +167,8 @@ connections_ok() {
 	local -a sids=()
 	for ((i = 0; i < n; i++)); do
 		bg_start "h$i" "$RL" -t 1s "fleet-$i" sh -c \
-			': >"$1"; sleep 3; i=0
-			while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+			': >"$1"; sleep 3; . "$TESTS_DIR/lib/await.sh"
+			await_file "$2"
 			exit 7' holder "$d/h$i.held" "$d/go"
 		sids+=("$BG_PID")
 	done
@@ -223,8 +216,8 @@ waiter_conns_not_one() {
 
 @test "a holder keeps its lock on its one connection while the server refuses new ones" {
 	local d=$BATS_TEST_TMPDIR
-	bg_start h "$RL" -t 1s full sh -c ': >"$1"; i=0
-		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+	bg_start h "$RL" -t 1s full sh -c ': >"$1"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$2"
 		exit 7' holder "$d/h.held" "$d/h.go"
 	local h=$BG_PID
 	wait_for_file "$d/h.held" 20
@@ -350,8 +343,8 @@ EOF
 
 @test "renewals extend the holder's record only every few times, and the record outlives the lock while it is held" {
 	local d=$BATS_TEST_TMPDIR i k r s renewals pexpires
-	bg_start h "$RL" -t 600ms recorded sh -c ': >"$1"; i=0
-		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+	bg_start h "$RL" -t 600ms recorded sh -c ': >"$1"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$2"
 		exit 7' holder "$d/h.held" "$d/h.go"
 	wait_for_file "$d/h.held" 20
 	rcli CONFIG RESETSTAT >/dev/null
@@ -378,8 +371,8 @@ EOF
 
 @test "SCRIPT FLUSH while a command holds the lock is no loss, and the next run works" {
 	local d=$BATS_TEST_TMPDIR i e
-	bg_start h "$RL" -t 300ms flushed sh -c ': >"$1"; i=0
-		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+	bg_start h "$RL" -t 300ms flushed sh -c ': >"$1"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$2"
 		exit 7' holder "$d/h.held" "$d/h.go"
 	wait_for_file "$d/h.held" 20
 	for ((i = 0; i < 4; i++)); do

@@ -10,7 +10,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # hold_path TAG OPTION... : a background holder of the lock file's path
 # (flock's `flock OPTIONS FILE sleep`), returning once it holds it.
@@ -20,8 +20,7 @@ hold_path() {
 	hold_lock "$tag" "$@" "$LOCKFILE"
 }
 
-setup() {
-	common_setup
+test_setup() {
 	LOCKFILE=$BATS_TEST_TMPDIR/lockfile
 	: >"$LOCKFILE"
 }

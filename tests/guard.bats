@@ -10,7 +10,7 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
+lifecycle main
 
 # A command ($1 dir): a background loop that appends to $1/ticks, its
 # pid in $1/loop, its own pid in $1/child; says $1/held; sleeps.

@@ -5,10 +5,7 @@
 # Every .bats file does:
 #
 #     load helpers
-#     setup_file()    { common_setup_file; start_redis main; use_redis main; }
-#     teardown_file() { common_teardown_file; }
-#     setup()         { common_setup; }
-#     teardown()      { common_teardown; }
+#     lifecycle main          # its private servers; see lifecycle below
 #
 # and calls the binary only through `redlock` (a function here) or "$RL"
 # (a shim on PATH, usable from child shells and background jobs), so that
@@ -39,6 +36,7 @@ _helpers_load_lib bats-assert
 bats_require_minimum_version 1.5.0
 
 TESTS_DIR=$(cd "$BATS_TEST_DIRNAME" && pwd)
+export TESTS_DIR
 REPO_DIR=$(cd "$TESTS_DIR/.." && pwd)
 
 # Time multiplier for slow wrappers (valgrind): every timeout goes through
@@ -264,8 +262,8 @@ hold_lock() {
 	local d=$BATS_TEST_TMPDIR
 	rm -f "$d/$tag.held" "$d/$tag.release"
 	bg_start "$tag" "$RL" "$@" /bin/sh -c '
-		echo $$ >"$1"; : >"$2"; i=0
-		while [ ! -e "$3" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		echo $$ >"$1"; : >"$2"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$3"' \
 		holder "$d/$tag.child" "$d/$tag.held" "$d/$tag.release"
 	wait_for_file "$d/$tag.held" 20
 }
@@ -306,14 +304,49 @@ _kill_bg_jobs() {
 
 # --- redis-server --------------------------------------------------------------
 
-# free_port: a loopback TCP port nobody listens on right now.
+# free_port: a loopback TCP port nobody listens on right now, and that no
+# other test file of this run has been or will be handed: every port
+# handed out is recorded in $REDLOCK_TEST_PORTS (one directory shared by
+# the files that tests/run.sh runs side by side; a mkdir there is atomic,
+# and the first file to make it owns the port).  A server started on it
+# may still find it taken by some other program: the start helpers
+# retry with a new port when a server does not come up.
 free_port() {
-	/usr/bin/python3 -c '
+	local dir=${REDLOCK_TEST_PORTS:-$BATS_RUN_TMPDIR/ports} port i
+	mkdir -p "$dir"
+	for ((i = 0; i < 50; i++)); do
+		port=$(/usr/bin/python3 -c '
 import socket
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])
-s.close()'
+s.close()') || return 1
+		mkdir "$dir/$port" 2>/dev/null && {
+			echo "$port"
+			return 0
+		}
+	done
+	echo "free_port: no port after $i tries" >&2
+	return 1
+}
+
+# dead_port [N]: the N-th (default 1st) loopback port below 1024 that
+# nothing listens on, for a server that refuses connections.  Test
+# servers only ever get ports from free_port (1024 and up), so no test
+# file running beside this one can start listening there.
+dead_port() {
+	local want=${1:-1} port found=0
+	for ((port = 1; port < 1024; port++)); do
+		# A refused connection is a dead port.
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			found=$((found + 1))
+			((found == want)) && {
+				echo "$port"
+				return 0
+			}
+		fi
+	done
+	return 1
 }
 
 _redis_dir() { echo "$BATS_FILE_TMPDIR/redis-$1"; }
@@ -487,13 +520,18 @@ common_teardown_file() {
 	done
 }
 
-# common_setup [SERVER...]: empties the keyspace of the current server (and
-# of the named ones) before each test.
+# common_setup [SERVER...]: before each test, a clean environment and the
+# keyspace of the current server (if any) and of the named ones empty.
 common_setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD
-	use_redis "${REDIS_NAME:-main}"
+	[[ -z ${REDIS_NAME:-} ]] || use_redis "$REDIS_NAME"
+	flush_servers ${REDIS_NAME:+"$REDIS_NAME"} "$@"
+}
+
+# flush_servers NAME...: FLUSHALL on each.
+flush_servers() {
 	local n
-	for n in "$REDIS_NAME" "$@"; do
+	for n in "$@"; do
 		[[ $(rcli_at "$n" FLUSHALL) == OK ]] || {
 			echo "FLUSHALL failed on $n" >&2
 			return 1
@@ -502,24 +540,87 @@ common_setup() {
 }
 
 common_teardown() {
+	cont_all
 	_kill_bg_jobs
 }
 
-# one_server_lifecycle: define the usual setup_file/teardown_file/setup/
-# teardown: one private server "main" for the file, a clean keyspace and
-# no leftover jobs for each test.  Call it right after `load helpers`;
-# a file that needs more defines its own functions instead.  (bats calls
-# the functions defined here, which shellcheck cannot see.)
+# lifecycle [NAME [OPTION...]] [-- NAME [OPTION...]]...
+# The setup_file, teardown_file, setup and teardown of a test file; call
+# it right after the `load` lines.  setup_file starts a private server
+# for each NAME given (start_redis NAME OPTION...; the first is the
+# current server, see use_redis); setup empties them all and makes a
+# fresh overlap oracle (when fault_helpers is loaded) before each test;
+# teardown resumes what the test stopped and kills its background jobs;
+# teardown_file stops every server the file started.  A file adds its own
+# steps by defining file_setup (run after its servers started),
+# test_setup (after the servers were emptied), test_teardown (before
+# the jobs are killed) or file_teardown.  (bats calls the functions
+# defined here, which shellcheck cannot see.)
 # shellcheck disable=SC2317
-one_server_lifecycle() {
+lifecycle() {
+	LIFECYCLE_ARGS=("$@")
+	LIFECYCLE_SERVERS=()
+	local prev=-- a
+	for a in "$@"; do
+		[[ $prev == -- && $a != -- ]] && LIFECYCLE_SERVERS+=("$a")
+		prev=$a
+	done
 	setup_file() {
 		common_setup_file
-		start_redis main
-		use_redis main
+		local a
+		local -a one=()
+		for a in "${LIFECYCLE_ARGS[@]}" --; do
+			if [[ $a != -- ]]; then
+				one+=("$a")
+				continue
+			fi
+			((${#one[@]} == 0)) || start_redis "${one[@]}" || return 1
+			one=()
+		done
+		((${#LIFECYCLE_SERVERS[@]} == 0)) || use_redis "${LIFECYCLE_SERVERS[0]}"
+		_lifecycle_hook file_setup
 	}
-	teardown_file() { common_teardown_file; }
-	setup() { common_setup "$@"; }
-	teardown() { common_teardown; }
+	teardown_file() {
+		_lifecycle_hook file_teardown
+		common_teardown_file
+	}
+	setup() {
+		common_setup "${LIFECYCLE_SERVERS[@]:1}"
+		_lifecycle_hook oracle_init
+		_lifecycle_hook test_setup
+	}
+	teardown() {
+		_lifecycle_hook test_teardown
+		common_teardown
+	}
+}
+
+# _lifecycle_hook FUNCTION: runs FUNCTION if the file defines it.
+_lifecycle_hook() {
+	declare -F "$1" >/dev/null || return 0
+	"$1"
+}
+
+# --- stopping processes --------------------------------------------------------
+
+# stop_pid PID / cont_pid PID: SIGSTOP / SIGCONT a process this test
+# started; every stopped pid is remembered so that teardown resumes it.
+stop_pid() {
+	echo "$1" >>"$BATS_TEST_TMPDIR/stopped.pids"
+	kill -STOP "$1"
+}
+cont_pid() {
+	kill -CONT "$1" 2>/dev/null || true
+}
+
+# cont_all: resume everything this test stopped (teardown).
+cont_all() {
+	local f=$BATS_TEST_TMPDIR/stopped.pids pid
+	[[ -f $f ]] || return 0
+	while read -r pid; do
+		cont_pid "$pid"
+	done <"$f"
+	rm -f "$f"
 }
 
 # --- assertions --------------------------------------------------------------------

@@ -11,7 +11,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 EVIL_USER=$'ev\nil\e[31m'
 EVIL_HOST=$'h\ao\rst\e]0;pwned\a\b'
@@ -156,4 +156,27 @@ has_c1() {
 	set_meta café user 'jürgen'
 	run -0 --separate-stderr redlock status café
 	assert_output --partial 'jürgen@'
+}
+
+@test "a hostile user and host in one holder record: status escapes both on one line, list is one line, list --json parses" {
+	local tok
+	tok=$(USER=$'ev\nil\e[31m' redlock acquire -t 1m hostile)
+	# The holder's record: its third NUL-led field is the host.
+	rcli EVAL "local k = KEYS[1] .. string.char(0) .. 'holder'
+		local i = 0
+		local m = string.gsub(redis.call('GET', k), '%z[^%z]*', function(s)
+			i = i + 1
+			if i == 3 then return string.char(0) .. ARGV[1] end
+		end)
+		return redis.call('SET', k, m, 'KEEPTTL')" \
+		1 '{redlock:hostile}' $'h\e]0;x\a' >/dev/null
+	run -0 redlock status hostile
+	[[ $output != *$'\e'* ]] || fail "escape sequence in status: $output"
+	assert_output --partial 'ev\x0ail\x1b[31m@h\x1b]0;x\x07'
+	run -0 redlock list
+	assert_equal "${#lines[@]}" 1
+	[[ $output != *$'\e'* ]] || fail "escape sequence in list"
+	run -0 redlock list --json
+	run -0 python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]' <<<"$output"
+	redlock release hostile "$tok"
 }

@@ -11,11 +11,9 @@
 load helpers
 load monitor_helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	start_redis auth --requirepass 'hook-secret-pw'
-	use_redis main
+lifecycle main -- auth --requirepass 'hook-secret-pw'
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	local d=$BATS_FILE_TMPDIR
 	/usr/bin/python3 "$TESTS_DIR/httprec.py" "$d/http.port" "$d/http.log" \
 		</dev/null >/dev/null 2>"$d/http.err" 3>&- &
@@ -32,19 +30,16 @@ setup_file() {
 	RECIPE_EXIT=$(sed -n 's/^[[:space:]]*REDLOCK_ON_EXIT=//p' <<<"$page")
 	export RECIPE_START RECIPE_EXIT
 }
-teardown_file() {
+file_teardown() {
 	local pid
 	pid=$(cat "$BATS_FILE_TMPDIR/http.pid" 2>/dev/null) &&
 		grep -q httprec "/proc/$pid/cmdline" 2>/dev/null &&
 		kill -TERM "$pid" && wait_until -t 10 pid_dead "$pid"
-	common_teardown_file
 }
-setup() {
-	common_setup
+test_setup() {
 	: >"$HTTP_LOG"
 	[[ -n $RECIPE_START && -n $RECIPE_EXIT ]] || fail "no recipe in the man page"
 }
-teardown() { common_teardown; }
 
 # with_recipe ARGS...: redlock ARGS with the man page's hooks.
 with_recipe() {
@@ -89,7 +84,7 @@ assert_requests() {
 }
 
 @test "the recipe's requests when Redis cannot be reached: exit status 69, no start" {
-	run -69 with_recipe -u "redis://127.0.0.1:$(free_port)" job true
+	run -69 with_recipe -u "redis://127.0.0.1:$(dead_port)" job true
 	assert_requests "POST /ping/check-1/69?rid=RID unavailable"
 }
 

@@ -10,7 +10,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # The command of every scenario ($1: a path prefix P).  It records its pid
 # (P.child) and the SigIgn mask it started with (P.sigign), traps SIGTERM
@@ -23,8 +23,8 @@ BODY='p=$1
 	grep "^SigIgn:" /proc/$$/status | cut -f2 >"$p.sigign"
 	trap "echo TERM >>\"$p.got\"; exit 7" TERM
 	: >"$p.held"
-	i=0
-	while [ ! -e "$p.release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+	. "$TESTS_DIR/lib/await.sh"
+	await_file "$p.release"
 	exit 3'
 
 # ignored MASK SIGNUM: bit SIGNUM-1 of the hex SigIgn MASK is set.
@@ -187,4 +187,37 @@ BG_JOB=(/bin/sh -c '"$@" & wait $!' bgjob)
 	assert_equal "$BG_STATUS" 7
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/h.got")" TERM
 	assert key_absent redlock:bgjob
+}
+
+# sig_ignored PID SIG: the running process has SIG (a number) ignored now.
+sig_ignored() {
+	ignored "$(awk '/^SigIgn:/ { print $2 }' "/proc/$1/status")" "$2"
+}
+
+@test "nohup redlock NAME cmd: redlock itself outlives a SIGHUP while its command runs, then exits with the command's status and releases" {
+	launch h "$RL" hup nohup
+	kill -HUP "$TOOL_PID"
+	assert sig_ignored "$CHILD" 1
+	assert stays_false -t 0.5 pid_dead "$TOOL_PID"
+	let_end h
+	assert_equal "$BG_STATUS" 3
+	assert key_absent redlock:hup
+}
+
+@test "SIGINT ignored by the shell that execs redlock (trap '' INT) stays ignored in redlock and in the command" {
+	launch h "$RL" ign /bin/sh -c 'trap "" INT; exec "$@"' execer
+	assert_equal "$TOOL_PID" "$(bg_pid h)"
+	assert sig_ignored "$CHILD" 2
+	kill -INT "$TOOL_PID"
+	assert stays_false -t 0.5 pid_dead "$CHILD"
+	let_end h
+	assert_equal "$BG_STATUS" 3
+}
+
+@test "after trap '' HUP in a shell that execs redlock, a SIGTERM, which is not ignored, is still forwarded to the command" {
+	launch h "$RL" fwd /bin/sh -c 'trap "" HUP; exec "$@"' execer
+	kill -TERM "$TOOL_PID"
+	bg_wait h
+	assert_equal "$BG_STATUS" 7
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/h.got")" TERM
 }

@@ -6,19 +6,15 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	export PY_PRELUDE='
 import os, sys, redis
 from redis.exceptions import LockError
 r = redis.Redis(unix_socket_path=os.environ["REDIS_SOCK"])
 '
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
 
 # py CODE [ARG...]: run CODE under /usr/bin/python3 with a redis-py client `r`.
 py() {

@@ -17,22 +17,18 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
-	start_redis main
-	use_redis main
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+test_setup() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
 	D=$BATS_TEST_TMPDIR
 	tm_start
 }
-teardown() {
+test_teardown() {
 	tm_stop
-	common_teardown
 }
 
 # --- the terminal -----------------------------------------------------------
@@ -51,7 +47,7 @@ tm_start() {
 	# tests with SIGINT ignored, and an ignored signal is inherited).
 	tm new-session -d -x 200 -y 50 -- env -i --default-signal \
 		PATH="$PATH" HOME="$D" TERM=screen \
-		D="$D" REDLOCK_URL="$REDLOCK_URL" PS1='PROMPT$ ' \
+		D="$D" TESTS_DIR="$TESTS_DIR" REDLOCK_URL="$REDLOCK_URL" PS1='PROMPT$ ' \
 		bash --norc --noprofile -i
 	SHELL_PID=$(tm display-message -p '#{pane_pid}')
 	TM_SERVER_PID=$(tm display-message -p '#{pid}')
@@ -124,7 +120,7 @@ flock_tool() { echo "flock $D/lockfile"; }
 
 # A command that records its pid (c.pid) and token, then runs until $D/go
 # exists (at most 30 s), then exits 0 after writing "finished".
-WAIT_GO='echo $$ >"$D/c.pid"; echo "${REDLOCK_TOKEN:-}" >"$D/c.token"; i=0; while [ ! -e "$D/go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo finished >"$D/finished"'
+WAIT_GO='echo $$ >"$D/c.pid"; echo "${REDLOCK_TOKEN:-}" >"$D/c.token"; . "$TESTS_DIR/lib/await.sh"; await_file "$D/go" 30; echo finished >"$D/finished"'
 
 # start_waiting TOOL: types `TOOL sh -c WAIT_GO` and waits until the
 # command runs; sets CHILD and TOOL_PID (its parent: flock or redlock).
@@ -145,8 +141,10 @@ start_waiting() {
 suspend_job() {
 	tm_keys C-z
 	wait_until -t 5 prompt_back || fail "Ctrl-Z: the prompt did not come back; screen: $(screen)"
-	stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
-	stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
+	# The prompt is back once the tool stopped; its command may still be
+	# on its way (state D or S for a moment).
+	wait_until -t 5 stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
+	wait_until -t 5 stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
 }

@@ -12,7 +12,7 @@
 load helpers
 load fault_helpers
 load sentinel_helpers
-fault_lifecycle
+lifecycle main
 
 # ms_of "SECONDS MICROSECONDS": the TIME reply as ms.
 ms_of() {

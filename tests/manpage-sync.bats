@@ -13,19 +13,15 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	MAN_TEXT=$(man_text)
 	export MAN_TEXT
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
-	DEAD="redis://127.0.0.1:$(free_port)"
+test_setup() {
+	DEAD="redis://127.0.0.1:$(dead_port 1)"
 }
-teardown() { common_teardown; }
 
 # man_text: the man page as one line of plain text.
 man_text() {

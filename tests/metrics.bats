@@ -13,27 +13,25 @@ load monitor_helpers
 
 OUTCOMES=(ok failed signal busy timeout unavailable exec_failed lost max_time stopped)
 
-setup_file() {
-	common_setup_file
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	command -v promtool >/dev/null || { echo "promtool is not installed (Debian: prometheus)" >&2; return 1; }
-	start_redis main
-	use_redis main
 	export MDIR=$BATS_FILE_TMPDIR/textfile
 	mkdir -p "$MDIR"
 	start_node_exporter "$MDIR"
 }
-teardown_file() {
+file_teardown() {
 	stop_node_exporter
-	common_teardown_file
 }
-setup() {
-	common_setup
+test_setup() {
 	rm -f "$MDIR"/* "$MDIR"/.redlock_*
 	S=$BATS_TEST_TMPDIR/scrape
 }
-teardown() {
-	common_teardown
+test_teardown() {
 	local m
+	# The test's jobs first: a mount they use would stay busy.
+	_kill_bg_jobs
 	for m in "$BATS_TEST_TMPDIR"/mnt-*; do
 		[[ -d $m ]] && umount "$m" 2>/dev/null
 	done
@@ -130,7 +128,7 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 }
 
 @test "Redis unreachable: unavailable, 69, in this host's metrics" {
-	run -69 redlock -u "redis://127.0.0.1:$(free_port)" --metrics-dir "$MDIR" job true
+	run -69 redlock -u "redis://127.0.0.1:$(dead_port)" --metrics-dir "$MDIR" job true
 	scraped
 	assert_outcome job unavailable 69
 }

@@ -6,10 +6,9 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	# check_key NAME PREFIX, run as redlock's command: the environment and
 	# the key in Redis are exactly the bytes given.
 	export CHECK_KEY=$BATS_FILE_TMPDIR/check_key.py
@@ -37,9 +36,6 @@ print("; ".join(errs) if errs else "ok")
 sys.exit(1 if errs else 0)
 EOF
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
 
 # assert_exact_key NAME [PREFIX]: redlock NAME stores exactly PREFIX+NAME
 # while its command runs and removes it afterwards.

@@ -11,7 +11,7 @@
 # so that a dozen of them fit in well under a minute.
 
 load helpers
-one_server_lifecycle
+lifecycle main
 
 PERIOD_MS=1500
 

@@ -13,12 +13,10 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
-# shellcheck disable=SC2317 # called by bats
-teardown() {
-	cont_all
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+test_teardown() {
 	kill_escapees
-	common_teardown
 }
 
 # The command of an escaping holder ($1 directory, $2 tag): records its
@@ -47,8 +45,9 @@ ESCAPING_BODY='
 
 # start_escaping TAG [REDLOCK-OPTION...] NAME: a guarded holder (see
 # fault_helpers.bash) whose command is ESCAPING_BODY; returns once its
-# command runs, with watch_free TAG started and ESCAPED set to the pids of
-# the escaped processes (timeout's sleep included).
+# command runs and the escaped processes were seen running (checked
+# first, since a --max-time ends them), with ESCAPED set to their pids
+# (timeout's sleep included) and watch_free TAG started.
 start_escaping() {
 	local tag=$1 d=$BATS_TEST_TMPDIR
 	shift
@@ -61,7 +60,6 @@ start_escaping() {
 		echo "start_escaping $tag: not held; stderr: $(bg_err "$tag")" >&2
 		return 1
 	}
-	watch_free "$tag"
 	mapfile -t ESCAPED <"$d/$tag.escaped"
 	local t
 	t=$(head -n 1 "$d/$tag.escaped")
@@ -82,6 +80,7 @@ start_escaping() {
 	assert_not_equal "$(stat_field "${ESCAPED[0]}" 3)" "$(stat_field "$(cat "$d/$tag.child")" 3)"
 	assert_not_equal "$(stat_field "${ESCAPED[1]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
 	assert_not_equal "$(stat_field "${ESCAPED[2]}" 4)" "$(stat_field "$(cat "$d/$tag.child")" 4)"
+	watch_free "$tag"
 }
 
 # stat_field PID N: field N after the command name of /proc/PID/stat
@@ -195,7 +194,8 @@ next_holder_gets_it() {
 }
 
 @test "--max-time: the escaped processes are dead when redlock exits 124, and the waiting holder does not overlap" {
-	start_escaping h -t 3s --max-time 1s job
+	# Long enough for the waiter to queue up behind it on a loaded machine.
+	start_escaping h -t 3s --max-time "$(scale_ms 4000)ms" job
 	guarded_bg c -t 3s -w 10 job
 	wait_until -t 10 waiter_blocked
 	bg_wait h 15
@@ -217,4 +217,66 @@ next_holder_gets_it() {
 	assert_gets_lock c 10
 	release_guarded c
 	assert_equal "$BG_STATUS" 0
+}
+
+@test "a process that left the command's process group dies with a lost lock before the next holder starts" {
+	local d=$BATS_TEST_TMPDIR
+	guarded_bg h -t 1500ms tree
+	wait_for_file "$d/h.held" 20
+	# timeout(1) and setsid put their children in groups of their own.
+	bg_start esc "$RL" run -t 1500ms other true
+	run -0 redlock break tree
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	assert pid_dead "$(cat "$d/h.gchild")"
+}
+
+# guard_started REDLOCK COMMAND: redlock has forked its guard (a child
+# of REDLOCK other than its COMMAND), which stops the command's tree if
+# redlock dies.
+guard_started() {
+	local p
+	for p in $(children_of "$1"); do
+		[[ $p != "$2" ]] && return 0
+	done
+	return 1
+}
+
+@test "setsid and timeout(1) children are stopped on loss and when redlock is SIGKILLed" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start h "$RL" -t 1500ms esc sh -c '
+		setsid sh -c "echo \$\$ >$0/setsid.pid; exec sleep 30" &
+		timeout 30 sh -c "echo \$\$ >$0/timeout.pid; exec sleep 30" &
+		: >"$0/held"; wait' "$d"
+	wait_until test -s "$d/setsid.pid"
+	wait_until test -s "$d/timeout.pid"
+	wait_for_file "$d/held"
+	run -0 redlock break esc
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	assert wait_for_exit "$(cat "$d/setsid.pid")" 5
+	assert wait_for_exit "$(cat "$d/timeout.pid")" 5
+	rm -f "$d"/*.pid "$d/held"
+	bg_start k "$RL" -t 1500ms esc2 sh -c '
+		echo $$ >"$0/command.pid"
+		setsid sh -c "echo \$\$ >$0/setsid.pid; exec sleep 30" &
+		: >"$0/held"; wait' "$d"
+	wait_for_file "$d/held"
+	wait_until test -s "$d/setsid.pid"
+	# SIGKILL redlock once its guard runs.
+	wait_until guard_started "$(bg_pid k)" "$(cat "$d/command.pid")"
+	kill -KILL "$(bg_pid k)"
+	assert wait_for_exit "$(cat "$d/setsid.pid")" 5
+}
+
+@test "a process that left the group holds the lock until it ends, like a background job" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start h "$RL" bgtree sh -c 'setsid sh -c "echo \$\$ >$0/s.pid; sleep 1" & : >"$0/held"' "$d"
+	wait_for_file "$d/held"
+	wait_until test -s "$d/s.pid"
+	run -1 redlock -n bgtree true
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 0
+	assert pid_dead "$(cat "$d/s.pid")"
+	assert key_absent redlock:bgtree
 }

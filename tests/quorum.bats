@@ -1,39 +1,49 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Several servers: the Redlock quorum (SPEC §5), with servers stopped
+# Several servers: the Redlock quorum (SPEC §5).  The lock is taken,
+# renewed and released on every server that answers and needs a majority;
+# servers that are missing (a socket nobody listens on) or stopped
 # (SIGSTOP: they accept connections but never answer) before and while
-# the lock is held; status 69 when no majority answers (SPEC §3); the
-# fencing token across grants by different majorities (SPEC §4); status
-# and break over several servers (SPEC §6).  Overlaps are caught by the
-# flock(1) oracle of fault_helpers.bash.
+# the lock is held; status 69 when no majority answers (SPEC §3); the key
+# deleted under a holder; the fencing token across grants by different
+# majorities (SPEC §4); status and break over several servers (SPEC §6).
+# Overlaps are caught by the flock(1) oracle of fault_helpers.bash.  What
+# a lock held by someone else looks like is in quorum-busy.bats.
 #
 # Five private servers q1..q5; the three-server tests use q1..q3.  A
 # server resumed after a test may still run requests that were queued
-# while it was stopped, so every test uses a lock name of its own.
+# while it was stopped, so every test that stops one uses a lock name of
+# its own ($LOCK).
 
 load helpers
 load fault_helpers
 
-setup_file() {
-	common_setup_file
-	local i
-	for i in 1 2 3 4 5; do
-		start_redis "q$i"
-	done
-	use_redis q1
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup q2 q3 q4 q5
-	oracle_init
+lifecycle q1 -- q2 -- q3 -- q4 -- q5
+# shellcheck disable=SC2317 # called by lifecycle
+test_setup() {
 	LOCK=job$BATS_TEST_NUMBER
 	KEY=redlock:$LOCK
+	Q1=$(redis_sock q1) Q2=$(redis_sock q2) Q3=$(redis_sock q3)
+	export Q1 Q2 Q3
+	QUORUM=(-u "unix://$Q1" -u "unix://$Q2" -u "unix://$Q3")
 }
-teardown() {
-	cont_all
-	common_teardown
+
+# on_all KEY: the value of KEY on q1 q2 q3, "-" for none.
+on_all() {
+	local n v out=''
+	for n in q1 q2 q3; do
+		v=$(rcli_at "$n" GET "$1")
+		out+="${v:--} "
+	done
+	echo "${out% }"
 }
+
+# The command that reports the key's value on each of q1..q3: T for its
+# own token.
+SHOW_ALL='for s in "$Q1" "$Q2" "$Q3"; do
+	v=$(redis-cli -s "$s" GET "$REDLOCK_KEY"); [ "$v" = "$REDLOCK_TOKEN" ] && printf "T " || printf "%s " "${v:--}"
+done'
 
 # use_servers N: QARGS holds -u for q1..qN, SERVERS their names.
 use_servers() {
@@ -91,39 +101,52 @@ assert_held_everywhere() {
 	assert keys_on '' "${SERVERS[@]}"
 }
 
-# run_contenders N: N redlocks on q1..q5 (QARGS) with a short critical
-# section under the oracle; statuses in $d/statuses, "start end fence" in
-# $d/intervals.  Bounded.
-run_contenders() {
-	local d=$BATS_TEST_TMPDIR n=$1
-	export CS_DIR=$d
-	cat >"$d/cs.sh" <<'EOF'
-s=$(date +%s%3N)
-sleep 0.01
-echo "$s $(date +%s%3N) $REDLOCK_FENCE" >>"$CS_DIR/intervals"
-EOF
-	: >"$d/intervals"
-	: >"$d/statuses"
-	bg_start driver bash -c '
-		n=$1 d=$2 name=$3
-		shift 3
-		for ((i = 1; i <= n; i++)); do
-			{ "$RL" "$@" -t 3s -w 60 "$name" -c "flock -n -E 99 \"\$ORACLE\" /bin/sh \"\$CS_DIR/cs.sh\"" 2>"$d/cs$i.err"
-			  echo "$i $?" >>"$d/statuses"; } &
-		done
-		wait' driver "$n" "$d" "$LOCK" "${QARGS[@]}"
-	bg_wait driver $((n * 2 + 30)) || fail "the contenders did not finish in time"
-	# First the property itself, then that every contender got its turn.
-	assert_no_overlap "$d/intervals"
-	assert_all_ran "$n" "$d"
-}
+# --- taking and releasing ---------------------------------------------------------
 
-@test "with three servers up the lock is taken and released on all three" {
+@test "with three servers up the lock is taken on all three with one token and released on all three" {
+	run -0 redlock "${QUORUM[@]}" name sh -c "$SHOW_ALL"
+	assert_output 'T T T '
+	assert_equal "$(on_all redlock:name)" '- - -'
 	assert_held_everywhere 3
 }
 
 @test "with five servers up the lock is taken and released on all five" {
 	assert_held_everywhere 5
+}
+
+@test "several URLs in REDLOCK_URL make a quorum like repeated -u" {
+	REDLOCK_URL="unix://$Q1,unix://$Q2,unix://$Q3" run -0 redlock name sh -c "$SHOW_ALL"
+	assert_output 'T T T '
+}
+
+# --- servers missing or stopped -------------------------------------------------------
+
+@test "with one of three servers down the lock is taken on the other two" {
+	run -0 redlock -u "unix://$Q1" -u "unix://$Q2" -u "unix://$BATS_TEST_TMPDIR/down.sock" \
+		name sh -c 'for s in "$Q1" "$Q2"; do redis-cli -s "$s" GET "$REDLOCK_KEY"; done'
+	assert_equal "${#lines[@]}" 2
+	assert_regex "${lines[0]}" "$UUID_RE"
+	assert_equal "${lines[1]}" "${lines[0]}"
+}
+
+@test "with two of three servers down redlock exits 69 without running the command" {
+	run -69 --separate-stderr redlock -u "unix://$Q1" -u "unix://$BATS_TEST_TMPDIR/down1.sock" \
+		-u "unix://$BATS_TEST_TMPDIR/down2.sock" name touch "$BATS_TEST_TMPDIR/ran"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	assert_diagnostics
+	# Nothing left behind on the server that answered.
+	assert_equal "$(rcli_at q1 EXISTS redlock:name)" 0
+}
+
+@test "a hung minority server does not prevent the lock" {
+	stop_server q4
+	local t0 t1
+	t0=$(now_ms)
+	run redlock -u "unix://$Q1" -u "unix://$Q2" -u "unix://$(redis_sock q4)" "$LOCK" true
+	t1=$(now_ms)
+	cont_server q4
+	assert_equal "$status" 0
+	assert [ $((t1 - t0)) -lt "$(scale_ms 15000)" ]
 }
 
 @test "with two of five servers stopped the lock is taken, renewed and released by the other three" {
@@ -156,7 +179,14 @@ EOF
 	assert_diagnostics
 	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	assert keys_on '' q1 q2
-	# Waiting forever, with the default TTL, changes nothing.
+}
+
+@test "with three of five servers stopped, waiting forever with the default TTL still exits 69 within seconds" {
+	use_servers 5
+	stop_server q3
+	stop_server q4
+	stop_server q5
+	local t0
 	t0=$(now_ms)
 	run -69 within 20000 redlock "${QARGS[@]}" "$LOCK" touch "$BATS_TEST_TMPDIR/ran"
 	assert elapsed_below 3000 "$t0"
@@ -183,6 +213,41 @@ EOF
 	run -0 within 20000 redlock "${QARGS[@]}" -t 30s "$LOCK" true
 	assert elapsed_below 3000 "$t0"
 	assert keys_on '' q1 q2 q4 q5
+}
+
+# --- renewing and losing --------------------------------------------------------------
+
+@test "renewal keeps the lock on every server past the TTL" {
+	run -0 redlock "${QUORUM[@]}" -t 1s name sh -c '
+		i=0
+		while [ $i -lt 10 ]; do
+			for s in "$Q1" "$Q2" "$Q3"; do
+				v=$(redis-cli -s "$s" GET "$REDLOCK_KEY")
+				[ "$v" = "$REDLOCK_TOKEN" ] || { echo "round $i $s: $v"; exit 9; }
+			done
+			sleep 0.3; i=$((i + 1))
+		done'
+}
+
+@test "losing the lock on a majority stops the command and exits 75" {
+	hold_lock h "${QUORUM[@]}" -t 1s name
+	local child
+	child=$(cat "$BATS_TEST_TMPDIR/h.child")
+	rcli_at q1 DEL redlock:name >/dev/null
+	rcli_at q2 DEL redlock:name >/dev/null
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 75
+	assert wait_for_exit "$child" 5
+}
+
+@test "losing the lock on a minority is survived" {
+	hold_lock h "${QUORUM[@]}" -t 1s name
+	rcli_at q1 DEL redlock:name >/dev/null
+	# Several renewal periods.
+	assert stays_false -t 2 pid_dead "$(bg_pid h)"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(on_all redlock:name)" '- - -'
 }
 
 @test "losing the majority while the command runs stops it before the deadline and exits 75" {
@@ -215,41 +280,13 @@ EOF
 	assert keys_on '' q1 q2
 }
 
-@test "-n on a lock held on five servers exits with the conflict status, not 69" {
-	use_servers 5
-	start_guarded h "${QARGS[@]}" -t 5s "$LOCK"
-	local i
-	# Which servers answer first varies: try several times.
-	for i in 1 2 3 4 5 6 7 8; do
-		run --separate-stderr within 10000 redlock "${QARGS[@]}" -n "$LOCK" touch "$BATS_TEST_TMPDIR/ran"
-		[[ $status == 1 ]] || fail "try $i: status $status, stderr: $stderr"
-	done
-	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-	release_guarded h
-	assert_equal "$BG_STATUS" 0
-}
-
-@test "with one of five servers stopped, -n on a held lock exits 1 and a waiter waits for the release" {
-	use_servers 5
-	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
-	stop_server q5
-	run --separate-stderr within 10000 redlock "${QARGS[@]}" -n "$LOCK" true
-	[[ $status == 1 ]] || fail "-n: status $status, stderr: $stderr"
-	guarded_bg c "${QARGS[@]}" -t 3s -w 15 "$LOCK"
-	# Still waiting a while later.
-	assert stays_false -t 1 held_or_done c
-	release_guarded h
-	assert_equal "$BG_STATUS" 0
-	assert_gets_lock c 10
-	release_guarded c
-	assert_equal "$BG_STATUS" 0
-}
+# --- no overlap, the fencing token -------------------------------------------------------
 
 @test "20 contenders on the same five servers never overlap" {
 	use_servers 5
 	local n=20
 	[[ -z ${REDLOCK_WRAPPER:-} ]] || n=5
-	run_contenders "$n"
+	run_contenders "$n" "$LOCK" "${QARGS[@]}"
 	assert keys_on '' "${SERVERS[@]}"
 }
 
@@ -258,7 +295,7 @@ EOF
 	stop_server q2
 	local n=10
 	[[ -z ${REDLOCK_WRAPPER:-} ]] || n=4
-	run_contenders "$n"
+	run_contenders "$n" "$LOCK" "${QARGS[@]}"
 	assert keys_on '' q1 q3 q4 q5
 }
 
@@ -283,7 +320,9 @@ EOF
 	done
 }
 
-@test "status and break work over several servers" {
+# --- status and break ---------------------------------------------------------------------
+
+@test "status over several servers says held, with the holder's fence and every server, as text and as JSON" {
 	use_servers 3
 	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
 	local fence
@@ -295,11 +334,24 @@ EOF
 	run -0 within 10000 redlock status --json "${QARGS[@]}" "$LOCK"
 	assert_output --partial '"held":true'
 	assert_output --partial "\"fence\":$fence"
-	# One server that does not answer: the other two still agree.
+	release_guarded h
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "status over three servers, one of them stopped, still says held: the other two agree" {
+	use_servers 3
+	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
 	stop_server q3
 	run -0 within 10000 redlock status "${QARGS[@]}" "$LOCK"
 	assert_line 'state:   held'
 	cont_server q3
+	release_guarded h
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "break over several servers removes the lock on all of them, the holder exits 75, then status says free and break exits 1" {
+	use_servers 3
+	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
 	run -0 within 10000 redlock break "${QARGS[@]}" "$LOCK"
 	assert_output --partial "removed lock '$LOCK'"
 	assert keys_on '' q1 q2 q3

@@ -11,20 +11,14 @@
 load helpers
 load monitor_helpers
 
-setup_file() {
-	common_setup_file
+lifecycle main -- b -- c
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	make_as_host
-	start_redis main
-	start_redis b
-	start_redis c
-	use_redis main
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup b c
+test_setup() {
 	can_be_another_host || skip "cannot make a UTS namespace here (unshare)"
 }
-teardown() { common_teardown; }
 
 # hold_on HOST TAG [REDLOCK-OPTION...] NAME: as hold_lock, run on HOST.
 hold_on() {
@@ -32,8 +26,8 @@ hold_on() {
 	shift 2
 	rm -f "$d/$tag.held" "$d/$tag.release"
 	bg_start "$tag" as-host "$host" "$RL" "$@" /bin/sh -c '
-		: >"$1"; i=0
-		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		: >"$1"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$2"' \
 		holder "$d/$tag.held" "$d/$tag.release"
 	wait_for_file "$d/$tag.held" 20
 }
@@ -109,7 +103,7 @@ print("" if v is None else v.decode("utf-8", "backslashreplace"))'
 	assert_line --index 0 --regexp '^\{"name":"backup-other",'
 	run -0 redlock runs 'nothing*'
 	assert_equal "${#lines[@]}" 1
-	run -69 redlock -u "redis://127.0.0.1:$(free_port)" runs
+	run -69 redlock -u "redis://127.0.0.1:$(dead_port)" runs
 	run -74 --separate-stderr sh -c '"$RL" runs >/dev/full'
 	assert_equal "$stderr" "redlock: cannot write the run records of locks '*' to stdout: No space left on device"
 }
@@ -230,7 +224,7 @@ all_calls() {
 	run -1 redlock -n --record job true
 	assert_equal "$(eval_calls)" "$((plain + 1))"
 	release_lock h
-	run -69 redlock -u "redis://127.0.0.1:$(free_port)" --record other true
+	run -69 redlock -u "redis://127.0.0.1:$(dead_port)" --record other true
 	run keyspace_snapshot
 	refute_output --partial 'other'
 }

@@ -7,15 +7,7 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	start_redis second
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup second; }
-teardown() { common_teardown; }
+lifecycle main -- second
 
 # bounded RL-ARGS...: redlock under timeout(1), so a deadlock fails the
 # test (status 124) instead of hanging the suite.

@@ -7,7 +7,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # start_victim TAG [REDLOCK-OPTION...] NAME: a background holder whose
 # command (pid in TAG.child) traps SIGTERM (writes TAG.term, exits 0),
@@ -19,8 +19,8 @@ start_victim() {
 	local d=$BATS_TEST_TMPDIR
 	bg_start "$tag" "$RL" "$@" /bin/sh -c '
 		trap ": >\"$4\"; exit 0" TERM
-		echo $$ >"$1"; : >"$2"; i=0
-		while [ ! -e "$3" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+		echo $$ >"$1"; : >"$2"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$3"
 		: >"$5"' victim "$d/$tag.child" "$d/$tag.held" "$d/$tag.release" \
 		"$d/$tag.term" "$d/$tag.finished"
 	wait_for_file "$d/$tag.held" 20

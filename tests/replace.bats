@@ -9,7 +9,7 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
+lifecycle main
 
 # slow_holder TAG [REDLOCK-OPTION...] NAME: a holder whose command, under
 # the oracle, traps SIGTERM and takes a second to exit 0 (with a

@@ -11,10 +11,9 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	# wstatus CMD...: runs CMD with every signal at its default and
 	# prints how it ended: "exit N", or "signal N" plus " core" when it
 	# dumped core.
@@ -89,9 +88,6 @@ print(" ".join(iters), "signal %d" % -rc if rc < 0 else "exit %d" % rc)
 EOF
 	chmod +x "$WSTATUS" "$CTRL_C_LOOP"
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
 
 # ended CMD...: how CMD ended, as wstatus prints it (in $output).
 ended() {
@@ -201,4 +197,23 @@ ended() {
 	run -0 "$WSTATUS" bash -c "$loop" loop "$RL" selfint
 	assert_output "$want"
 	assert key_absent redlock:selfint
+}
+
+@test "a parent's wait status says the command's signal, and a shell's \$? is 128+N, with the lock released" {
+	run -0 python3 -c '
+import subprocess, sys
+p = subprocess.run([sys.argv[1], "die", "sh", "-c", "kill -TERM $$"])
+print(p.returncode)' "$RL"
+	assert_output -- -15
+	assert key_absent redlock:die
+	run bash -c '"$RL" die sh -c "kill -TERM \$\$"; echo "status=$?"'
+	assert_output --partial 'status=143'
+}
+
+@test "-q --max-time 200ms on sleep 5: a parent's wait status is exit 124, not a signal" {
+	run -0 python3 -c '
+import subprocess, sys
+p = subprocess.run([sys.argv[1], "-q", "--max-time", "200ms", "mt", "sleep", "5"])
+print(p.returncode)' "$RL"
+	assert_output 124
 }

@@ -12,7 +12,7 @@
 
 load helpers
 load fault_helpers
-fault_lifecycle
+lifecycle main
 
 TTL_MS=2000
 DELAY_MS=500

@@ -7,15 +7,7 @@ load helpers
 
 AUTH_PW='run-bats-Secret-8c1f'
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	start_redis auth --tcp --requirepass "$AUTH_PW"
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup auth; }
-teardown() { common_teardown; }
+lifecycle main -- auth --tcp --requirepass "$AUTH_PW"
 
 free_now() { redlock -n "$@" true >/dev/null 2>&1; }
 

@@ -8,15 +8,8 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp
-	start_redis other --tcp
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup other
+lifecycle main --tcp -- other --tcp
+test_setup() {
 	P=$(redis_port main)
 	A="redis://127.0.0.1:$P"
 	LOCALHOST="redis://localhost:$P"
@@ -25,7 +18,6 @@ setup() {
 	assert_equal "$(rcli CONFIG RESETSTAT)" OK
 	CONNS0=$(redis_info_field stats total_connections_received)
 }
-teardown() { common_teardown; }
 
 # written_commands: the commands the server ran since setup that can
 # write or block (what a lock attempt sends).
@@ -106,4 +98,16 @@ assert_not_connected() {
 @test "two different servers still make a quorum" {
 	run -0 --separate-stderr redlock -u "$A" -u "$B" s sh -c 'echo "$REDLOCK_TOKEN"'
 	assert_regex "$output" "$UUID_RE"
+}
+
+@test "the same server as redis://127.0.0.1:P, redis://localhost:P and its socket at once is refused with 64 and runs no script" {
+	local u p
+	u=unix://$(redis_sock main)
+	p=$(redis_port main)
+	rcli CONFIG RESETSTAT >/dev/null
+	run -64 --separate-stderr redlock -u "redis://127.0.0.1:$p" -u "redis://localhost:$p" -u "$u" same true
+	assert_output ''
+	assert_regex "$stderr" 'same server'
+	[[ $(rcli INFO commandstats) != *cmdstat_eval* ]] || fail "a script ran"
+	assert key_absent redlock:same
 }

@@ -11,31 +11,22 @@ load cluster_helpers
 
 NODES=(c1 c2 c3)
 
-setup_file() {
-	common_setup_file
+lifecycle q1 -- q2 -- q3
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	local n
-	for n in q1 q2 q3; do
-		start_redis "$n" || return 1
-	done
 	for n in "${NODES[@]}"; do
 		start_cluster_node "$n" || return 1
 	done
 	cluster_create || return 1
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	local n
+# shellcheck disable=SC2317 # called by lifecycle
+test_setup() {
 	unset REDLOCK_URL
-	for n in q1 q2 q3; do
-		rcli_at "$n" FLUSHALL >/dev/null || return 1
-	done
-	for n in "${NODES[@]}"; do
-		rcli_at "$n" FLUSHALL >/dev/null || return 1
-	done
+	flush_servers "${NODES[@]}"
 	QUORUM=(-u "unix://$(redis_sock q1)" -u "unix://$(redis_sock q2)"
 		-u "unix://$(redis_sock q3)")
 }
-teardown() { common_teardown; }
 
 # via_other NAME: a URL of a cluster node that does not serve NAME.
 via_other() {

@@ -12,8 +12,9 @@ load sentinel_helpers
 
 SVC=tls-svc
 
-setup_file() {
-	common_setup_file
+lifecycle
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	make_pki
 	start_tls_redis m good --tls-auth-clients no || return 1
 	STLS_PORT=$(free_port)
@@ -23,12 +24,8 @@ setup_file() {
 		"tls-ca-cert-file $PKI/ca.crt" "tls-auth-clients no" \
 		"tls-replication yes" || return 1
 	wait_until -t 20 sentinel_knows_master
+	use_redis m
 }
-teardown_file() { common_teardown_file; }
-setup() {
-	REDIS_NAME=m common_setup
-}
-teardown() { common_teardown; }
 
 sentinel_knows_master() {
 	[[ $(sentinel_master_port s "$SVC") == "$(tls_port m)" ]]

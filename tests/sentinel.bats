@@ -19,10 +19,9 @@ load sentinel_helpers
 
 SVC=redlock-svc
 
-fault_lifecycle
+lifecycle
 # shellcheck disable=SC2317 # called by bats
-setup_file() {
-	common_setup_file
+file_setup() {
 	sentinel_setup a "$SVC"
 	export A_URL=$SENTINEL_URL
 	use_redis a-m
@@ -43,7 +42,7 @@ pttl_above() { (($(pttl_on "$1" "$2") > $3)); }
 
 # A URL whose sentinels nobody listens on.
 dead_url() {
-	echo "redis+sentinel://127.0.0.1:$(free_port),127.0.0.1:$(free_port)/$1"
+	echo "redis+sentinel://127.0.0.1:$(dead_port 1),127.0.0.1:$(dead_port 2)/$1"
 }
 
 @test "a Sentinel URL finds the master and the command runs under the lock there" {
@@ -120,7 +119,7 @@ dead_url() {
 
 @test "a master the sentinels name but nobody can reach is 69 naming it" {
 	local port
-	port=$(free_port)
+	port=$(dead_port)
 	start_sentinel a-lone lone "$port" 1
 	# A sentinel monitoring a master that is not there still names it.
 	run --separate-stderr redlock -u "redis+sentinel://127.0.0.1:$(sentinel_port a-lone)/lone" job true

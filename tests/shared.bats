@@ -8,18 +8,14 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	export PY_PRELUDE='
 import os, sys, redis
 r = redis.Redis(unix_socket_path=os.environ["REDIS_SOCK"])
 '
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
 
 py() {
 	local code=$1
@@ -38,31 +34,9 @@ writer_queued() {
 # holders NAME: how many shared holders the server records.
 holders() { py "print(r.zcard($(aux "redlock:$1" holders)))"; }
 
-# The oracle: a command that counts itself in (o:cur), records the
-# largest count (o:max), waits once for N to be inside at the same time
-# (bounded: 10 s), stays a little, and counts itself out.
-write_oracle() {
-	cat >"$BATS_TEST_TMPDIR/cs.sh" <<'EOF'
-#!/bin/sh
-n=$1 sock=$2
-in='local c = redis.call("INCR", KEYS[1])
-if c > tonumber(redis.call("GET", KEYS[2]) or "0") then redis.call("SET", KEYS[2], c) end
-return c'
-redis-cli -s "$sock" EVAL "$in" 2 o:cur o:max >/dev/null
-i=0
-while [ "$(redis-cli -s "$sock" GET o:reached)" != 1 ] && [ $i -lt 500 ]; do
-	[ "$(redis-cli -s "$sock" GET o:cur)" -ge "$n" ] && redis-cli -s "$sock" SET o:reached 1 >/dev/null
-	sleep 0.02
-	i=$((i + 1))
-done
-sleep 0.05
-redis-cli -s "$sock" DECR o:cur >/dev/null
-EOF
-	chmod +x "$BATS_TEST_TMPDIR/cs.sh"
-}
-
-# run_workers K REDLOCK-OPTION...: K workers at once, each running the
-# oracle command under the lock `sem` three times; waits for them all.
+# run_workers K REDLOCK-OPTION...: K workers at once, each running
+# lib/count-inside.sh (with N=$ORACLE_N) under the lock `sem` three
+# times; waits for them all.
 run_workers() {
 	local k=$1 i
 	shift
@@ -70,7 +44,7 @@ run_workers() {
 		bg_start "w$i" /bin/sh -c '
 			rl=$1 cs=$2 n=$3 sock=$4; shift 4
 			for j in 1 2 3; do "$rl" "$@" sem "$cs" "$n" "$sock" || exit; done' \
-			worker "$RL" "$BATS_TEST_TMPDIR/cs.sh" "$ORACLE_N" "$REDIS_SOCK" "$@"
+			worker "$RL" "$TESTS_DIR/lib/count-inside.sh" "$ORACLE_N" "$REDIS_SOCK" "$@"
 	done
 	for ((i = 0; i < k; i++)); do
 		bg_wait "w$i" 60
@@ -79,7 +53,6 @@ run_workers() {
 }
 
 @test "--limit 3 with 8 workers never lets more than 3 in, and lets exactly 3 in at once" {
-	write_oracle
 	ORACLE_N=3 run_workers 8 --limit 3 -t 5s
 	assert_equal "$(rcli GET o:max)" 3
 	assert_equal "$(rcli GET o:cur)" 0
@@ -87,13 +60,11 @@ run_workers() {
 }
 
 @test "--limit 1 is a mutex: exactly one holder at a time" {
-	write_oracle
 	ORACLE_N=1 run_workers 4 --limit 1 -t 5s
 	assert_equal "$(rcli GET o:max)" 1
 }
 
 @test "-s lets every reader in at once" {
-	write_oracle
 	ORACLE_N=5 run_workers 5 -s -t 5s
 	assert_equal "$(rcli GET o:max)" 5
 }

@@ -6,7 +6,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # start_trapper TAG SIG NAME: a background holder whose command traps SIG,
 # writes the signal's name to TAG.got and exits 7.
@@ -83,8 +83,8 @@ assert_forwarded() {
 	local d=$BATS_TEST_TMPDIR
 	bg_start s "$RL" name /bin/sh -c '
 		trap ": >\"$3\"" TERM
-		: >"$1"; i=0
-		while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+		: >"$1"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$2"
 		exit 5' survivor "$d/s.held" "$d/s.release" "$d/s.term"
 	wait_for_file "$d/s.held" 20
 	local pid

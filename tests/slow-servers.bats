@@ -9,14 +9,7 @@
 load helpers
 load fault_helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main --enable-debug-command yes
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
+lifecycle main --enable-debug-command yes
 
 @test "-w bounds the wait when the server stalls: a -w 2s waiter gives up by 2 s, and never runs its command late" {
 	local d=$BATS_TEST_TMPDIR t0 t1

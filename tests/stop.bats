@@ -8,7 +8,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # hold TAG [REDLOCK-OPTION...] NAME -- SCRIPT: a holder whose command is
 # `sh -c SCRIPT` and creates TAG.held first; returns once it runs.

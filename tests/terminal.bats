@@ -7,17 +7,10 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() {
-	common_setup
+lifecycle main
+test_setup() {
 	command -v script >/dev/null || skip "script(1) is not installed"
 }
-teardown() { common_teardown; }
 
 @test "an interactive command reads the terminal under redlock" {
 	run -0 timeout 20 script -qec \

@@ -12,8 +12,9 @@ load helpers
 
 load tls_helpers
 
-setup_file() {
-	common_setup_file
+lifecycle
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	make_pki
 	start_tls_redis tls good --tls-auth-clients no
 	start_tls_redis named named --tls-auth-clients no
@@ -21,12 +22,11 @@ setup_file() {
 	start_redis plain --tcp
 	use_redis tls
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup named mutual; }
-teardown() { common_teardown; }
+# shellcheck disable=SC2317 # called by lifecycle
+test_setup() { flush_servers named mutual; }
 
 # A port where nothing listens: a run that got that far would say 69.
-dead_url() { echo "rediss://127.0.0.1:$(free_port)"; }
+dead_url() { echo "rediss://127.0.0.1:$(dead_port)"; }
 
 # assert_one_line_naming SERVER REGEX: stderr is one diagnostic line that
 # names the server and matches REGEX.

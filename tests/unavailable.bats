@@ -11,17 +11,13 @@ USER_PW='user-Secret-55b2'
 PCT_PW='p@ss:w/rd%x'
 PCT_PW_ENC='p%40ss%3Aw%2Frd%25x'
 
-setup_file() {
-	common_setup_file
-	start_redis main --tcp
-	start_redis auth --tcp --requirepass "$PW"
+lifecycle main --tcp -- auth --tcp --requirepass "$PW"
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	rcli_at auth ACL SETUSER locker on ">$USER_PW" '~*' '&*' '+@all' >/dev/null
 	rcli_at auth ACL SETUSER pct on ">$PCT_PW" '~*' '&*' '+@all' >/dev/null
 	use_redis main
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup auth; }
-teardown() { common_teardown; }
 
 auth_url() { echo "redis://127.0.0.1:$(redis_port auth)"; }
 
@@ -30,7 +26,7 @@ AUTH_CHECK='redis-cli -h 127.0.0.1 -p "$1" --no-auth-warning -a "$2" EXISTS "$RE
 
 @test "connection refused exits 69 within seconds even when waiting forever" {
 	local port t0 t1
-	port=$(free_port)
+	port=$(dead_port)
 	t0=$(now_ms)
 	run -69 --separate-stderr redlock -u "redis://127.0.0.1:$port" name touch "$BATS_TEST_TMPDIR/ran"
 	t1=$(now_ms)
@@ -45,7 +41,7 @@ AUTH_CHECK='redis-cli -h 127.0.0.1 -p "$1" --no-auth-warning -a "$2" EXISTS "$RE
 
 @test "connection refused exits 69 with -n, -w and for the verbs too" {
 	local url
-	url="redis://127.0.0.1:$(free_port)"
+	url="redis://127.0.0.1:$(dead_port)"
 	run -69 redlock -n -u "$url" name true
 	run -69 redlock -w 1h -u "$url" name true
 	run -69 redlock -E 5 -u "$url" name true

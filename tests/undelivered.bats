@@ -8,10 +8,9 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
+lifecycle main
+# shellcheck disable=SC2317 # called by lifecycle
+file_setup() {
 	# into_closed_pipe default|ignore CMD...: runs CMD with stdout a pipe
 	# whose reading end is already closed, SIGPIPE at its default or
 	# ignored; prints "exit N" or "signal N"; CMD's stderr is kept.
@@ -42,9 +41,6 @@ else:
 EOF
 	chmod +x "$INTO_CLOSED_PIPE"
 }
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() { common_teardown; }
 
 # stdout_closed CMD... / stdout_full CMD...: CMD with stdout closed, or
 # /dev/full.  (`run CMD >&-` would not do: run captures CMD's stdout.)
@@ -124,4 +120,13 @@ assert_one_diagnostic() {
 	local f3
 	f3=$(sed -n 's/^REDLOCK_FENCE=//p' <<<"$output" | tr -d "'\"")
 	((f3 > f1)) || fail "fence $f3 after $f1"
+}
+
+@test "acquire (and acquire --env) into /dev/full or a closed stdout: 74 each time, and no key is left" {
+	run -74 bash -c '"$RL" acquire -t 1h full >/dev/full'
+	assert key_absent redlock:full
+	run -74 bash -c '"$RL" acquire -t 1h closed >&-'
+	assert key_absent redlock:closed
+	run -74 bash -c '"$RL" acquire --env -t 1h fullenv >/dev/full'
+	assert key_absent redlock:fullenv
 }

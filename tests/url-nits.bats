@@ -7,16 +7,9 @@
 
 load helpers
 
-setup_file() {
-	common_setup_file
-	start_redis main
-	use_redis main
-}
-teardown_file() { common_teardown_file; }
-setup() { common_setup; }
-teardown() {
+lifecycle main
+test_teardown() {
 	stop_ll
-	common_teardown
 }
 
 # assert_names_param URL PARAM: after run --separate-stderr: a usage
@@ -60,7 +53,7 @@ assert_names_param() {
 
 @test "redis://[fe80::1%25lo]:PORT parses: a connection failure (69), not a usage error or an unresolvable name" {
 	local port
-	port=$(free_port)
+	port=$(dead_port)
 	run --separate-stderr redlock -u "redis://[fe80::1%25lo]:$port" -n a true
 	assert_equal "$status" 69
 	[[ $stderr != *'Name or service not known'* && $stderr != *'resolve'* ]] ||

@@ -6,7 +6,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # acquire_tok NAME [OPTION...]: acquire, print the token.
 acquire_tok() {
@@ -215,8 +215,8 @@ print(v if isinstance(v, str) else repr(v))' "$1" "$2"
 @test "status names the holder's pid and fencing token" {
 	local d=$BATS_TEST_TMPDIR
 	bg_start h "$RL" deploy /bin/sh -c '
-		echo "$REDLOCK_FENCE" >"$1"; : >"$2"; i=0
-		while [ ! -e "$3" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' \
+		echo "$REDLOCK_FENCE" >"$1"; : >"$2"; . "$TESTS_DIR/lib/await.sh"
+		await_file "$3"' \
 		holder "$d/fence" "$d/h.held" "$d/h.release"
 	wait_for_file "$d/h.held" 20
 	local pid fence

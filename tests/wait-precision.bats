@@ -10,7 +10,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 RUNS=5
 
@@ -41,21 +41,24 @@ median_us() {
 	ALL_US="${all[*]}"
 }
 
-setup() {
-	common_setup
+test_setup() {
 	run -0 --separate-stderr redlock acquire -t 5m wp
 	median_us "$RL" -n wp true
 	BASE_US=$MEDIAN_US
 }
 
+# LATE_MS: how late a median may be: 10 ms, times REDLOCK_TEST_SLOW for a
+# sanitizer build (make sanitize), whose every step is slower.
+LATE_MS=$((10 * ${REDLOCK_TEST_SLOW:-1}))
+
 # assert_wait_precise MS: -w MSms against the held lock never gives up
-# before MS, and its median is at most MS + 10 ms after the base.
+# before MS, and its median is at most MS + LATE_MS after the base.
 assert_wait_precise() {
 	local ms=$1
 	median_us "$RL" -w "${ms}ms" wp true
 	((MIN_US >= ms * 1000)) || fail "-w ${ms}ms gave up after $((MIN_US / 1000)) ms, early (runs, us: $ALL_US)"
 	local over=$(((MEDIAN_US - BASE_US) / 1000 - ms))
-	((over <= 10)) ||
+	((over <= LATE_MS)) ||
 		fail "-w ${ms}ms: median $((MEDIAN_US / 1000)) ms, start-up $((BASE_US / 1000)) ms: $over ms late (runs, us: $ALL_US)"
 }
 
@@ -91,6 +94,20 @@ assert_wait_precise() {
 	median_us "$RL" -u "$u" -w 100ms wp true
 	((MIN_US >= 100000)) || fail "gave up early: $ALL_US"
 	local over=$(((MEDIAN_US - BASE_US) / 1000 - 100))
-	((over <= 10)) || fail "$over ms late (runs, us: $ALL_US; start-up $BASE_US)"
+	((over <= LATE_MS)) || fail "$over ms late (runs, us: $ALL_US; start-up $BASE_US)"
 	stop_redis tcp
+}
+
+@test "-w 100ms against a held lock: the best of five runs, start-up included, ends between 100 ms and 160 ms" {
+	hold_lock h prec
+	local t0 t1 best=100000 try
+	for try in 1 2 3 4 5; do
+		t0=$(now_ms)
+		run -1 redlock -w 100ms prec true
+		t1=$(now_ms)
+		(((t1 - t0) < best)) && best=$((t1 - t0))
+	done
+	((best >= 100)) || fail "gave up after $best ms"
+	((best < $(scale_ms 160))) || fail "gave up after $best ms, not near 100"
+	release_lock h
 }

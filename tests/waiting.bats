@@ -6,7 +6,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 got() { test -e "$BATS_TEST_TMPDIR/${1:-got}"; }
 

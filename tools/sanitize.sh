@@ -5,7 +5,8 @@
 # tools/build-variant.sh, so the normal build is left alone.
 #
 #   asan   AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer;
-#          the C unit tests and the whole bats suite (tests/run.sh).
+#          the C unit tests and the whole bats suite (tests/run.sh, its
+#          files side by side as in make check).
 #   tsan   ThreadSanitizer; the tests that exercise the renewal thread
 #          and the signal plumbing (tests/renew.bats, tests/signals.bats,
 #          tests/unavailable.bats: servers dying under a renewing holder;
@@ -19,6 +20,7 @@
 #   TSAN_TESTS    bats files for the tsan run, relative to tests/
 #                 (default: "renew.bats signals.bats unavailable.bats tls.bats")
 #   SAN_FILTER    a bats --filter regex for both runs (default: none)
+#   REDLOCK_TEST_JOBS  files run at once (default: tests/run.sh's)
 #
 # A sanitizer report fails the run even when no test notices it: every
 # report is written to build/VARIANT/reports/ (log_path=...), which must
@@ -63,11 +65,9 @@ run_asan() {
 	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:exitcode=86:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:log_path=$dir/asan"
 	export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:exitcode=86:print_stacktrace=1:log_path=$dir/ubsan"
 	export LSAN_OPTIONS="exitcode=86"
-	echo "# sanitize: asan: unit tests"
-	build/asan/unit || status=1
-	echo "# sanitize: asan: bats suite with REDLOCK=build/asan/redlock"
-	REDLOCK=$repo/build/asan/redlock REDLOCK_TEST_SLOW=${REDLOCK_TEST_SLOW:-2} \
-		tests/run.sh "$filter" || status=1
+	echo "# sanitize: asan: unit tests and bats suite with REDLOCK=build/asan/redlock"
+	REDLOCK=$repo/build/asan/redlock REDLOCK_TEST_UNIT=$repo/build/asan/unit \
+		REDLOCK_TEST_SLOW=${REDLOCK_TEST_SLOW:-2} tests/run.sh "$filter" || status=1
 	unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 	reports_clean "$dir" || {
 		echo "# sanitize: asan: sanitizer reports above" >&2
@@ -78,7 +78,7 @@ run_asan() {
 
 run_tsan() {
 	local dir=$repo/build/tsan/reports status=0 f
-	local -a files=() args=(--tap)
+	local -a files=()
 	CC=$cc CFLAGS='-O1 -g -fno-omit-frame-pointer -fsanitize=thread' \
 		LDFLAGS='-fsanitize=thread' \
 		tools/build-variant.sh tsan || return 1
@@ -87,11 +87,11 @@ run_tsan() {
 	for f in "${tsan_tests[@]}"; do
 		files+=("tests/$f")
 	done
-	[[ -n $filter ]] && args+=(--filter "$filter")
 	export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:exitcode=66:second_deadlock_stack=1:log_path=$dir/tsan"
 	echo "# sanitize: tsan: ${files[*]} with REDLOCK=build/tsan/redlock"
-	REDLOCK=$repo/build/tsan/redlock REDLOCK_TEST_SLOW=${REDLOCK_TEST_SLOW:-3} \
-		"${BATS:-bats}" "${args[@]}" "${files[@]}" || status=1
+	REDLOCK=$repo/build/tsan/redlock REDLOCK_TEST_UNIT='' \
+		REDLOCK_TEST_SLOW=${REDLOCK_TEST_SLOW:-3} tests/run.sh "$filter" "${files[@]}" ||
+		status=1
 	unset TSAN_OPTIONS
 	reports_clean "$dir" || {
 		echo "# sanitize: tsan: sanitizer reports above" >&2
