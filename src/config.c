@@ -519,9 +519,6 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, p);
 	free(envlist);
-	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
-		rc = bad(p, "%s", "-s and --limit need one server: a majority "
-		    "of several cannot bound the number of holders");
 	return rc;
 }
 

@@ -6,7 +6,8 @@
 # every master; several nodes of one cluster are one deployment.
 #
 # The file builds its own cluster of three masters (c1, c2, c3) and a
-# replica of c1 (r1), each on a free port with a free cluster bus port.
+# replica of c1 (r1) and of c2 (r2), each on a free port with a free
+# cluster bus port.
 
 load helpers
 load cluster_helpers
@@ -20,21 +21,27 @@ setup_file() {
 		start_cluster_node "$n" || return 1
 	done
 	cluster_create || return 1
-	start_cluster_node r1 || return 1
-	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" \
-		"127.0.0.1:$(redis_port c1)" \
-		--cluster-slave --cluster-master-id "$(rcli_at c1 CLUSTER MYID)" \
+	add_replica r1 c1 || return 1
+	add_replica r2 c2 || return 1
+	wait_until -t 30 cluster_ok "${NODES[@]}" r1 r2
+}
+
+# add_replica NODE MASTER: start NODE and join it as MASTER's replica.
+add_replica() {
+	start_cluster_node "$1" || return 1
+	redis-cli --cluster add-node "127.0.0.1:$(redis_port "$1")" \
+		"127.0.0.1:$(redis_port "$2")" \
+		--cluster-slave --cluster-master-id "$(rcli_at "$2" CLUSTER MYID)" \
 		>>"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
-	wait_until -t 30 replica_up
-	wait_until -t 30 cluster_ok "${NODES[@]}" r1
+	wait_until -t 30 replica_up "$1"
 }
 teardown_file() { common_teardown_file; }
 
 setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
 	local n reply
-	for n in "${NODES[@]}" r1; do
+	for n in "${NODES[@]}" r1 r2; do
 		# Not a node stopped for good, nor a replica (read-only).
 		[[ -f $(_redis_dir "$n")/started.pid ]] || continue
 		reply=$(rcli_at "$n" FLUSHALL)
@@ -44,7 +51,7 @@ setup() {
 teardown() { common_teardown; }
 
 replica_up() {
-	[[ $(redis_info_field replication master_link_status r1) == up ]]
+	[[ $(redis_info_field replication master_link_status "$1") == up ]]
 }
 
 url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
@@ -178,14 +185,17 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert_line --partial "\"name\":\"${names[0]}\""
 }
 
-@test "two URLs of one cluster are a usage error, not a quorum" {
-	run -64 --separate-stderr redlock -u "$(url_of c1)" -u "$(url_of c3)" \
+@test "two URLs of one cluster are one server with two seed nodes, not a quorum" {
+	run -0 --separate-stderr redlock -v -u "$(url_of c1)" -u "$(url_of c3)" \
 		name touch "$BATS_TEST_TMPDIR/ran"
-	assert_regex "$stderr" 'same Redis Cluster'
-	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-	run -64 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	assert_regex "$stderr" 'nodes of one Redis Cluster: one server of the quorum'
+	assert [ -e "$BATS_TEST_TMPDIR/ran" ]
+	run -1 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	assert_line 'state:   free'
 	# A replica is a node of the cluster too.
-	run -64 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
+	run -0 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
+	# A node given twice is still the same server twice.
+	run -64 redlock -u "$(url_of c1)" -u "$(url_of c1)" name true
 }
 
 @test "a cluster and two independent servers make a quorum of three" {
@@ -196,8 +206,17 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	run -0 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of s2)" \
 		"$name" echo ran
 	assert_output ran
-	stop_redis s1
+	# Two seed nodes of the cluster are still one server of three: with
+	# s2 gone, the cluster and s1 are a majority, and the lock is held
+	# on the cluster once.
 	stop_redis s2
+	run -0 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of c3)" \
+		-u "$(url_of s2)" "$name" sh -c 'redis-cli -p "$1" EXISTS "$REDLOCK_KEY"' \
+		sh "$(redis_port c2)"
+	assert_output 1
+	stop_redis s1
+	run -69 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of c3)" \
+		-u "$(url_of s2)" "$name" true
 }
 
 # MIGRATE the lock's keys (the lock, and its auxiliary keys, whose
@@ -305,6 +324,36 @@ key_on_replica() {
 	[[ $(printf 'READONLY\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) == 1 ]]
 }
 
+is_master() { [[ $(rcli_at "$1" ROLE | head -n 1) == master ]]; }
+# renewed_on NODE KEY MS: KEY's PTTL on NODE is above MS.
+renewed_on() { (($(rcli_at "$1" PTTL "$2") > $3)); }
+
+# It kills c2 for good.
+@test "a lock survives the failover of the master its URL names; a new run finds the cluster through another -u" {
+	local name key p0
+	name=$(name_on c2)
+	key=redlock:$name
+	hold_lock h -t 20s -u "$(url_of c2)" "$name"
+	wait_until -t 10 key_on_replica r2 "$key"
+	kill_redis c2
+	# The replica takes over by itself, once the masters agree that c2
+	# has failed (cluster-node-timeout).
+	wait_until -t 40 is_master r2
+	wait_until -t 20 cluster_ok c1 c3 r2
+	p0=$(rcli_at r2 PTTL "$key")
+	assert [ "$p0" -gt 0 ]
+	# Renewed on the new master, through the nodes the holder learnt at
+	# connect (its URL's node is gone).
+	wait_until -t 15 renewed_on r2 "$key" $((p0 + 500))
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert key_gone_on r2 "$key"
+	# A new run through the dead node's URL and another node's.
+	run -0 redlock -u "$(url_of c2)" -u "$(url_of c3)" "$name" echo ran
+	assert_output ran
+	run -0 redlock -u "$(url_of c2)" -u "$(url_of c3)" -s "$name" echo ran
+}
+
 # Next to last: it kills c1 for good.
 @test "a lock survives its master's failover to a replica" {
 	local name key
@@ -325,7 +374,7 @@ key_on_replica() {
 # Last: it stops the cluster.
 @test "a cluster whose nodes are all stopped is 69 within seconds" {
 	local n urls=()
-	for n in "${NODES[@]}" r1; do
+	for n in "${NODES[@]}" r1 r2; do
 		urls+=("$(url_of "$n")")
 		stop_redis "$n"
 	done
