@@ -394,19 +394,24 @@ lost_node(struct conn *c, const struct conn_req *r, int *hops)
 }
 
 /*
- * What to do after server c's reply r: send again where c now points
- * (after MOVED, learnt in the map; or see lost_node()), retry after a
- * pause (TRYAGAIN, CLUSTERDOWN), ask the node in `to` (ASK), or
- * nothing.  *hops counts the redirections followed.
+ * What to do after server c's reply r to a: send again where c now
+ * points (after MOVED, learnt in the map; or see lost_node()), retry
+ * after a pause (TRYAGAIN, unless a says it is the caller's;
+ * CLUSTERDOWN), ask the node in `to` (ASK), or nothing.  *hops counts
+ * the redirections followed.
  */
 static enum step
-plan(struct conn *c, const struct conn_req *r, struct hop_to *to, int *hops)
+plan(struct conn *c, const struct conn_req *r, const struct args *a,
+    struct hop_to *to, int *hops)
 {
 	enum hop k;
 
 	if (r->argc == 0)
 		return STEP_NONE;
 	k = hop_of(r->reply, to);
+	if (k == HOP_RETRY && a->tryagain &&
+	    strncmp(r->reply->str, "TRYAGAIN", 8) == 0)
+		return STEP_NONE;	/* the caller's (struct args) */
 	if (k == HOP_RETRY) {
 		/* The bound is on redirections in a row: during a migration a
 		 * command may go ASK, TRYAGAIN, ASK... until the deadline. */
@@ -550,7 +555,7 @@ cluster_follow(struct conn *conns, int n, const struct args *a,
 		int here = 0, retry = 0, asked = 0, rc;
 
 		for (int i = 0; i < n; i++) {
-			step[i] = plan(&conns[i], &r[i], &to[i], &hops[i]);
+			step[i] = plan(&conns[i], &r[i], a, &to[i], &hops[i]);
 			here += step[i] == STEP_HERE;
 			retry += step[i] == STEP_RETRY;
 			asked += step[i] == STEP_ASK;

@@ -266,6 +266,74 @@ EOF
 	run -0 redlock -u "$(url_of "$src")" "$name" true
 }
 
+# migrate_some SRC DST KEY...: MIGRATE the KEYs from node SRC to DST;
+# migrate_some SRC DST -SLOT: every key of SLOT that SRC has.
+migrate_some() {
+	MIG_SOCK=$(redis_sock "$1") MIG_PORT=$(redis_port "$2") \
+		/usr/bin/python3 - "${@:3}" <<'EOF'
+import os, sys, redis
+r = redis.Redis(unix_socket_path=os.environ["MIG_SOCK"])
+keys = [k.encode() for k in sys.argv[1:]]
+if sys.argv[1].startswith("-"):
+    keys = r.execute_command("CLUSTER", "GETKEYSINSLOT", int(sys.argv[1][1:]), 1000)
+print(r.execute_command("MIGRATE", "127.0.0.1", os.environ["MIG_PORT"], "",
+                        0, 5000, "KEYS", *keys).decode())
+EOF
+}
+
+# tag_on NODE: a hash tag whose slot NODE serves.
+tag_on() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		if [[ $(owner_of "{t$i}") == "$1" ]]; then
+			echo "t$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+@test "shared and exclusive holders whose keys are split mid-migration keep their locks" {
+	# A renewal that touches several keys gets TRYAGAIN from both nodes
+	# while some of them have moved (a command on several keys needs
+	# them all on one node); a migration is not a lost key, so the
+	# holders renew key by key, each where it is, and keep their locks.
+	local tag src=c3 dst=c1 slot sid did n s x
+	tag=$(tag_on "$src")
+	s="{$tag}s" x="{$tag}x"
+	slot=$(slot_of "{$tag}")
+	sid=$(rcli_at "$src" CLUSTER MYID)
+	did=$(rcli_at "$dst" CLUSTER MYID)
+	# -t 4s: the first renewal, 1.3 s after the grant, extends the
+	# exclusive holder's record too, and comes after the split.
+	hold_lock sh -t 4s -s -u "$(url_of c2)" "$s"
+	hold_lock xh -t 4s -u "$(url_of c2)" "$x"
+	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
+	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
+	# The locks move; their holders' records and the shared holders'
+	# set stay: every renewal of either finds its keys on two nodes.
+	assert_equal "$(migrate_some "$src" "$dst" "redlock:$s" "redlock:$x")" OK
+	assert [ "$(rcli_at "$src" CLUSTER COUNTKEYSINSLOT "$slot")" -ge 3 ]
+	# Longer than a lease: renewed, on both nodes, all along.
+	assert stays_false -t 5 key_asking_gone_on "$dst" "redlock:$s"
+	assert stays_false -t 0.5 key_asking_gone_on "$dst" "redlock:$x"
+	assert [ "$(rcli_at "$src" CLUSTER COUNTKEYSINSLOT "$slot")" -ge 3 ]
+	# The migration ends.
+	assert_equal "$(migrate_some "$src" "$dst" "-$slot")" OK
+	for n in "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$slot" NODE "$did")" OK
+	done
+	assert stays_false -t 1.5 key_gone_on "$dst" "redlock:$s"
+	release_lock sh
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err sh)" ''
+	release_lock xh
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err xh)" ''
+	assert key_gone_on "$dst" "redlock:$s"
+	assert key_gone_on "$dst" "redlock:$x"
+}
+
 # tryagains NODE: how many TRYAGAIN errors NODE has answered.
 tryagains() {
 	local c
