@@ -57,8 +57,13 @@
  * several names or a long-lived process a few more. */
 #define CLUSTER_MAP_SLOTS 16
 
-/* The most masters cluster_masters() takes: one a slot at most. */
-#define CLUSTER_MAX_MASTERS SLOT_COUNT
+/* The nodes of a cluster kept to fail over to when the one a
+ * connection uses cannot be reached: any live node leads to the slot's
+ * owner, so a few dozen, masters and replicas, find one whatever died. */
+#define CLUSTER_MAX_NODES 64
+
+/* Other URLs given for the same cluster: as many as -u may be. */
+#define CLUSTER_MAX_SEEDS 64
 
 struct cluster_slot {
 	unsigned slot;
@@ -66,10 +71,29 @@ struct cluster_slot {
 	char host[256];
 };
 
-/* The slot owners MOVED named, oldest replaced first. */
+struct cluster_node {
+	int port;
+	char host[256];
+};
+
+/* Another URL of the cluster, with the password its connection uses. */
+struct cluster_seed {
+	const struct url *url;
+	const char *password;
+};
+
+/*
+ * What a connection knows of its cluster: the slot owners MOVED named
+ * (oldest replaced first), the nodes the probe listed (topology.c) and
+ * the URLs given for it (the first is the connection's own); `cursor`
+ * walks the nodes, then the URLs, when a node cannot be reached.
+ */
 struct cluster_map {
 	int n, next;
 	struct cluster_slot e[CLUSTER_MAP_SLOTS];
+	int nnodes, nseeds, cursor;
+	struct cluster_node node[CLUSTER_MAX_NODES];
+	struct cluster_seed seed[CLUSTER_MAX_SEEDS];
 };
 
 enum hop { HOP_NONE, HOP_MOVED, HOP_ASK, HOP_RETRY };
@@ -127,6 +151,15 @@ map_find(struct cluster_map *m, unsigned slot)
 	return NULL;
 }
 
+/* c's map, made if need be (NULL out of memory). */
+static struct cluster_map *
+map_of(struct conn *c)
+{
+	if (c->map == NULL)
+		c->map = calloc(1, sizeof(*c->map));
+	return c->map;
+}
+
 /* Remember that `to` serves its slot (out of memory: forget nothing,
  * learn nothing; the next MOVED teaches it again). */
 static void
@@ -134,7 +167,7 @@ map_learn(struct conn *c, const struct hop_to *to)
 {
 	struct cluster_slot *e;
 
-	if (c->map == NULL && (c->map = calloc(1, sizeof(*c->map))) == NULL)
+	if (map_of(c) == NULL)
 		return;
 	if ((e = map_find(c->map, to->slot)) == NULL) {
 		if (c->map->n < CLUSTER_MAP_SLOTS)
@@ -147,6 +180,91 @@ map_learn(struct conn *c, const struct hop_to *to)
 	e->slot = to->slot;
 	e->port = to->port;
 	snprintf(e->host, sizeof(e->host), "%s", to->host);
+}
+
+/* Ask c's server at connect whether it is a cluster node, and which
+ * nodes its cluster has (the probe, conn.h), unless it is a Sentinel's
+ * master. */
+void
+cluster_watch(struct conn *c)
+{
+	if (c->url->kind != URL_SENTINEL && c->probe == CONN_PROBE_NO)
+		c->probe = CONN_PROBE_WANTED;
+}
+
+/* Keep node host:port of c's cluster, once (when there is room). */
+void
+cluster_add_node(struct conn *c, const char *host, int port)
+{
+	struct cluster_map *m = map_of(c);
+
+	if (m == NULL || m->nnodes == CLUSTER_MAX_NODES ||
+	    strlen(host) >= sizeof(m->node[0].host))
+		return;
+	for (int i = 0; i < m->nnodes; i++)
+		if (m->node[i].port == port && strcmp(m->node[i].host, host) == 0)
+			return;
+	m->node[m->nnodes].port = port;
+	snprintf(m->node[m->nnodes++].host, sizeof(m->node[0].host), "%s",
+	    host);
+}
+
+/* URL u (password: its connection's) names another node of c's
+ * cluster: keep it, after c's own URL.  Returns 0, or -1 out of memory
+ * or room. */
+int
+cluster_add_seed(struct conn *c, const struct url *u, const char *password)
+{
+	struct cluster_map *m = map_of(c);
+
+	if (m == NULL || m->nseeds + 2 > CLUSTER_MAX_SEEDS)
+		return -1;
+	if (m->nseeds == 0)
+		m->seed[m->nseeds++] = (struct cluster_seed){ c->url,
+		    c->password };
+	m->seed[m->nseeds++] = (struct cluster_seed){ u, password };
+	return 0;
+}
+
+/* Is c pointed at node host:port? */
+static int
+at_node(const struct conn *c, const char *host, int port)
+{
+	if (c->host[0] != '\0')
+		return c->port == port && strcmp(c->host, host) == 0;
+	return c->url->kind == URL_TCP && c->url->port == port &&
+	    strcmp(c->url->host, host) == 0;
+}
+
+/*
+ * The node c points at cannot be reached: point c at the next node of
+ * its cluster that it knows (the probe's nodes, then the URLs given for
+ * the cluster), any of which leads to the slot's owner.  Returns 0, or
+ * -1 when c knows no other.
+ */
+static int
+move_on(struct conn *c)
+{
+	struct cluster_map *m = c->map;
+	int n = m != NULL ? m->nnodes + m->nseeds : 0;
+
+	for (int tries = 0; tries < n; tries++) {
+		int k = m->cursor++ % n;
+
+		m->cursor %= n;
+		if (k < m->nnodes) {
+			if (at_node(c, m->node[k].host, m->node[k].port))
+				continue;
+			return conn_retarget(c, m->node[k].host,
+			    m->node[k].port);
+		}
+		k -= m->nnodes;
+		if (c->url == m->seed[k].url && c->host[0] == '\0')
+			continue;
+		conn_reseat(c, m->seed[k].url, m->seed[k].password);
+		return 0;
+	}
+	return -1;
 }
 
 /* Free what c learnt of a cluster (after its last command). */
@@ -226,6 +344,16 @@ hop_of(const redisReply *p, struct hop_to *to)
 	return k;
 }
 
+/* Is p a redirection or a retry, which cluster_follow() acts on after
+ * the round (so the server's answer is still to come)? */
+int
+cluster_hop(const redisReply *p)
+{
+	struct hop_to to;
+
+	return hop_of(p, &to) != HOP_NONE;
+}
+
 /* Forget every slot that m says node host:port serves. */
 static void
 map_drop(struct cluster_map *m, const char *host, int port)
@@ -238,20 +366,26 @@ map_drop(struct cluster_map *m, const char *host, int port)
 }
 
 /*
- * A node that a redirection named gave no reply: it may have failed
- * over, or left the cluster, and the URL's node knows who serves the
- * slot now.  Forget the node and point c back at the URL's node; send
- * again at once when the connection was refused (nothing was sent, so
- * that is safe), else leave it to the next command.
+ * A cluster node gave no reply: it may have died, failed over or left
+ * the cluster, and any live node knows who serves the slot now.  Forget
+ * the node, and point c at the next node it knows of the cluster (see
+ * move_on()), or back at the URL's node after a redirection; send again
+ * at once when the connection was refused (nothing was sent, so that is
+ * safe), else leave it to the next command.  A server of which nothing
+ * else is known is left as it is.
  */
 static enum step
 lost_node(struct conn *c, const struct conn_req *r, int *hops)
 {
-	if (r->reply != NULL || c->host[0] == '\0' ||
-	    strstr(r->err, ": no reply needed") != NULL)
+	if (r->reply != NULL || strstr(r->err, ": no reply needed") != NULL)
 		return STEP_NONE;
-	map_drop(c->map, c->host, c->port);
-	(void)conn_retarget(c, NULL, 0);
+	if (c->host[0] != '\0')
+		map_drop(c->map, c->host, c->port);
+	if (move_on(c) < 0) {
+		if (c->host[0] == '\0')
+			return STEP_NONE;
+		(void)conn_retarget(c, NULL, 0);
+	}
 	if (strstr(r->err, "Connection refused") == NULL ||
 	    *hops >= CLUSTER_MAX_HOPS)
 		return STEP_NONE;
@@ -260,19 +394,24 @@ lost_node(struct conn *c, const struct conn_req *r, int *hops)
 }
 
 /*
- * What to do after server c's reply r: send again where c now points
- * (after MOVED, learnt in the map; or see lost_node()), retry after a
- * pause (TRYAGAIN, CLUSTERDOWN), ask the node in `to` (ASK), or
- * nothing.  *hops counts the redirections followed.
+ * What to do after server c's reply r to a: send again where c now
+ * points (after MOVED, learnt in the map; or see lost_node()), retry
+ * after a pause (TRYAGAIN, unless a says it is the caller's;
+ * CLUSTERDOWN), ask the node in `to` (ASK), or nothing.  *hops counts
+ * the redirections followed.
  */
 static enum step
-plan(struct conn *c, const struct conn_req *r, struct hop_to *to, int *hops)
+plan(struct conn *c, const struct conn_req *r, const struct args *a,
+    struct hop_to *to, int *hops)
 {
 	enum hop k;
 
 	if (r->argc == 0)
 		return STEP_NONE;
 	k = hop_of(r->reply, to);
+	if (k == HOP_RETRY && a->tryagain &&
+	    strncmp(r->reply->str, "TRYAGAIN", 8) == 0)
+		return STEP_NONE;	/* the caller's (struct args) */
 	if (k == HOP_RETRY) {
 		/* The bound is on redirections in a row: during a migration a
 		 * command may go ASK, TRYAGAIN, ASK... until the deadline. */
@@ -416,7 +555,7 @@ cluster_follow(struct conn *conns, int n, const struct args *a,
 		int here = 0, retry = 0, asked = 0, rc;
 
 		for (int i = 0; i < n; i++) {
-			step[i] = plan(&conns[i], &r[i], &to[i], &hops[i]);
+			step[i] = plan(&conns[i], &r[i], a, &to[i], &hops[i]);
 			here += step[i] == STEP_HERE;
 			retry += step[i] == STEP_RETRY;
 			asked += step[i] == STEP_ASK;

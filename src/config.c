@@ -565,9 +565,6 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, p);
 	free(envlist);
-	if (rc == CONFIG_OK && c->shared && c->nurls > 1)
-		rc = bad(p, "%s", "-s and --limit need one server: a majority "
-		    "of several cannot bound the number of holders");
 	/* These concern the one holder of an exclusive lock (SPEC 15). */
 	if (rc == CONFIG_OK && c->shared && (c->once_per || c->lock_delay ||
 	    c->replace))

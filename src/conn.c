@@ -51,6 +51,14 @@ conn_close(struct conn *c)
 	free(c->out);
 	if (c->ahead_reply != NULL)
 		freeReplyObject(c->ahead_reply);
+	/* A probe not answered, or answered but not read, is asked again
+	 * at the next connect. */
+	if (c->probe_reply != NULL) {
+		freeReplyObject(c->probe_reply);
+		c->probe = CONN_PROBE_WANTED;
+	}
+	if (c->probe == CONN_PROBE_SENT)
+		c->probe = CONN_PROBE_WANTED;
 	memset(&c->ctx, 0, sizeof(*c) - offsetof(struct conn, ctx));
 }
 
@@ -81,6 +89,23 @@ conn_retarget(struct conn *c, const char *host, int port)
 	}
 	url_name(&at, c->name, sizeof(c->name));
 	return 0;
+}
+
+/*
+ * Point c at another URL, with its credentials (password: u's own or
+ * the configuration's): another node of the same Redis Cluster, given
+ * by -u too (cluster.c).  That URL is c's from now on; what c learnt of
+ * the cluster stays.
+ */
+void
+conn_reseat(struct conn *c, const struct url *u, const char *password)
+{
+	conn_close(c);
+	c->url = u;
+	c->password = password;
+	c->host[0] = '\0';
+	c->port = 0;
+	url_name(u, c->name, sizeof(c->name));
 }
 
 /* Take over from's open connection, with nothing queued on it; from is
@@ -135,6 +160,16 @@ conn_take_ahead(struct conn *c)
 	return p;
 }
 
+/* The probe's reply, now the caller's (NULL when none came yet). */
+redisReply *
+conn_take_probe(struct conn *c)
+{
+	redisReply *p = c->probe_reply;
+
+	c->probe_reply = NULL;
+	return p;
+}
+
 /*
  * Queue one command on c's output.  Returns 0, or -1 out of memory.
  * Every copy of a command is wiped before it is freed, since AUTH's
@@ -173,9 +208,9 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 }
 
 /*
- * Start connecting, with TLS if the URL says so, and queue AUTH and
- * SELECT.  Returns the number of replies that precede the caller's, or
- * -1 with the reason in err.  hiredis 0.14 cannot open its socket with
+ * Start connecting, with TLS if the URL says so, and queue AUTH, SELECT
+ * and the probe (conn.h).  Returns the number of replies that precede
+ * the caller's, or -1 with the reason in err.  hiredis 0.14 cannot open its socket with
  * SOCK_CLOEXEC, so the flag is set here, before any child can be forked.
  */
 int
@@ -236,6 +271,14 @@ conn_open(struct conn *c, char *err, size_t errlen)
 		snprintf(db, sizeof(db), "%d", u->db);
 		if (conn_queue(c, 2, av, NULL) < 0)
 			goto nomem;
+		pre++;
+	}
+	if (c->probe == CONN_PROBE_WANTED) {
+		static const char *const shards[2] = { "CLUSTER", "SHARDS" };
+
+		if (conn_queue(c, 2, (const char **)shards, NULL) < 0)
+			goto nomem;
+		c->probe = CONN_PROBE_SENT;
 		pre++;
 	}
 	return pre;

@@ -21,7 +21,11 @@ struct conn {
 	 * is the name the server's certificate must match. */
 	char host[256];
 	int port;
-	struct cluster_map *map;	/* slots learnt by redirections; cluster.c */
+	struct cluster_map *map;	/* what cluster.c learnt: the slots
+					 * redirections named, the cluster's
+					 * nodes, the other URLs of it */
+	int probe;		/* CONN_PROBE_*: ask a Redis Cluster node for
+				 * its cluster's nodes at connect */
 	/* From here on, the state of one connection, zero when closed. */
 	redisContext *ctx;	/* NULL while disconnected: the socket, and
 				 * the reply parser (ctx->reader) */
@@ -37,6 +41,19 @@ struct conn {
 	int ahead;		/* replies due to commands queued ahead of the
 				 * next request (conn_queue_ahead()) */
 	redisReply *ahead_reply;	/* the last of them: conn_take_ahead() */
+	redisReply *probe_reply;	/* the probe's, until topology.c
+					 * takes it (conn_take_probe()) */
+};
+
+/* The probe: CLUSTER SHARDS queued after AUTH and SELECT on a new
+ * connection, whose reply (a cluster's shards, or an error from a
+ * server that is not a cluster node) is kept for topology.c.  Asked
+ * once a connection until answered. */
+enum {
+	CONN_PROBE_NO,		/* never (the default; Sentinel) */
+	CONN_PROBE_WANTED,	/* at the next connect */
+	CONN_PROBE_SENT,	/* queued: the preamble's last reply */
+	CONN_PROBE_DONE		/* answered */
 };
 
 /* One command for one connection, and what became of it. */
@@ -65,6 +82,8 @@ void conn_req_clear(struct conn_req *r, int n);
 int conn_queue_ahead(struct conn *c, int argc, const char **argv,
     const size_t *len);
 redisReply *conn_take_ahead(struct conn *c);
+redisReply *conn_take_probe(struct conn *c);
+void conn_reseat(struct conn *c, const struct url *u, const char *password);
 
 /* The transport under conn_exec() (exec.c): connect and queue the
  * preamble, queue a command, move bytes, step a TLS handshake. */

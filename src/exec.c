@@ -72,9 +72,9 @@ reply_fatal(const struct conn *c, const struct slot *s, const char *e,
 }
 
 /*
- * Take one reply: a dropped one, the preamble's (AUTH, SELECT), that of
- * a command queued ahead (conn_queue_ahead()) or the caller's.  Returns
- * 0, or -1 after failing the slot (reply_fatal()).
+ * Take one reply: a dropped one, the preamble's (AUTH, SELECT, the
+ * probe), that of a command queued ahead (conn_queue_ahead()) or the
+ * caller's.  Returns 0, or -1 after failing the slot (reply_fatal()).
  */
 static int
 slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
@@ -86,6 +86,13 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 	if (c->discard > 0) {
 		c->discard--;
 		freeReplyObject(p);
+		return 0;
+	}
+	if (s->skip == 1 && c->probe == CONN_PROBE_SENT) {
+		/* The probe's, kept whatever it says (conn.h). */
+		s->skip = 0;
+		c->probe = CONN_PROBE_DONE;
+		c->probe_reply = p;
 		return 0;
 	}
 	if (p->type == REDIS_REPLY_ERROR &&
@@ -211,6 +218,8 @@ slots_settle(struct conn *c, struct conn_req *r, struct slot *s, int n)
 			continue;
 		c[i].discard += s[i].skip + c[i].ahead + 1;
 		c[i].ahead = 0;
+		if (c[i].probe == CONN_PROBE_SENT)	/* dropped with it */
+			c[i].probe = CONN_PROBE_WANTED;
 		s[i].busy = 0;
 		snprintf(r[i].err, sizeof(r[i].err), "%s: no reply needed",
 		    c[i].name);

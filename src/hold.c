@@ -43,16 +43,86 @@ token_deadline(const struct lock *l, int brief)
 #define RECORD_SLACK_MS 10000
 
 /* How long a renewal that extends an exclusive holder's record makes it
- * live: the lease and the slack, or with --lock-delay the lease and the
- * delay. */
+ * live: the lease and the slack. */
 int64_t
 lock_record_ms(const struct lock *l)
 {
-	/* With --lock-delay the record must outlive K by exactly the delay
-	 * (proto.c): every renewal sets it so. */
-	if (l->delay > 0)
-		return l->ttl + l->delay;
 	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
+}
+
+/* A renewal's outcome on a server that gave no usable reply (the
+ * others: the script's, 1 or 2 renewed, else see renew_lua). */
+#define RENEW_NONE 9
+
+static int
+renew_code(const redisReply *p)
+{
+	return p != NULL && p->type == REDIS_REPLY_INTEGER ?
+	    (int)p->integer : RENEW_NONE;
+}
+
+/* Did a Redis Cluster answer TRYAGAIN: a command on several keys while
+ * their slot migrates and the node has some of them, not all? */
+static int
+is_tryagain(const redisReply *p)
+{
+	return p != NULL && p->type == REDIS_REPLY_ERROR &&
+	    strncmp(p->str, "TRYAGAIN", 8) == 0;
+}
+
+/*
+ * A renewal that met TRYAGAIN on the servers marked in split[]: a Redis
+ * Cluster migrates the lock's slot and has moved some of its keys, not
+ * all, which no script on several keys survives however long it is
+ * retried.  A migration is not a lost key: renew there key by key, with
+ * a script of one key each, which runs where its key is (following its
+ * own ASK).  The key that says whether the token holds the lock goes
+ * first (K for an exclusive holder, the holders' set for a shared one),
+ * and the others are touched only where it said so, so that a lease the
+ * token no longer holds is never extended.  code[i] gets each split
+ * server's outcome, as renew_code() has it.
+ */
+static void
+renew_by_key(const struct lock *l, const char *split, int *code,
+    int64_t deadline, int64_t record_ms, struct lock_outcome *o)
+{
+	static const enum script step[2][3] = {
+		{ SCRIPT_RENEW_LEASE, SCRIPT_RENEW_RECORD },
+		{ SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
+		    SCRIPT_SH_RENEW_META },
+	};
+	int steps = l->shared ? 3 : record_ms > 0 ? 2 : 1;
+	struct conn_req r[l->n];
+	char skip[l->n];
+
+	o->err[0] = '\0';
+	for (int s = 0; s < steps; s++) {
+		struct args a;
+		int left = 0;
+
+		for (int i = 0; i < l->n; i++) {
+			skip[i] = !split[i] ||
+			    (s > 0 && code[i] != 1 && code[i] != 2);
+			left += !skip[i];
+		}
+		if (left == 0)
+			return;
+		args_script(&a, step[l->shared][s], &l->k);
+		args_add(&a, l->token, LOCK_TOKEN_LEN);
+		args_num(&a, s == 1 && !l->shared ? record_ms : l->ttl);
+		quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, skip,
+		    o->err, sizeof(o->err));
+		for (int i = 0; i < l->n; i++) {
+			int c = renew_code(r[i].reply);
+
+			/* Later steps: no reply fails the renewal; K not
+			 * held shared loses it; metadata may ask to stop. */
+			if (!skip[i] && (s == 0 || c == RENEW_NONE ||
+			    (l->shared && c != 1)))
+				code[i] = c;
+		}
+		conn_req_clear(r, l->n);
+	}
 }
 
 /*
@@ -72,7 +142,8 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 		return 0;
 	struct conn_req r[l->n];
 	struct args a;
-	int ok = 0, gone = 0;
+	int ok = 0, gone = 0, code[l->n], splits = 0;
+	char split[l->n];
 
 	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
 	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
@@ -80,6 +151,7 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	args_num(&a, l->ttl);
 	if (record_ms > 0 && !l->shared)
 		args_num(&a, record_ms);
+	a.tryagain = 1;		/* see renew_by_key() */
 	o->err[0] = '\0';
 	o->stop = 0;
 	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
@@ -87,24 +159,29 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
-		if (p == NULL || p->type != REDIS_REPLY_INTEGER) {
-			if (p != NULL && p->type != REDIS_REPLY_ERROR)
-				quorum_note(&l->conns[i], &r[i], o->err,
-				    sizeof(o->err));
+		code[i] = renew_code(p);
+		splits += split[i] = (char)is_tryagain(p);
+		if (p != NULL && p->type != REDIS_REPLY_INTEGER &&
+		    p->type != REDIS_REPLY_ERROR)
+			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
+	}
+	conn_req_clear(r, l->n);
+	if (splits > 0)
+		renew_by_key(l, split, code, deadline, record_ms, o);
+	for (int i = 0; i < l->n; i++) {
+		if (code[i] == RENEW_NONE)
 			continue;
-		}
-		if (p->integer == 1 || p->integer == 2) {
+		if (code[i] == 1 || code[i] == 2) {
 			ok++;
-			o->stop |= p->integer == 2;
+			o->stop |= code[i] == 2;
 			continue;
 		}
 		gone++;
 		snprintf(o->err, sizeof(o->err), "%s: %s", l->conns[i].name,
-		    p->integer == 0 ? "the lock is held by another token" :
-		    p->integer == -2 ? "the lock is held shared by others" :
+		    code[i] == 0 ? "the lock is held by another token" :
+		    code[i] == -2 ? "the lock is held shared by others" :
 		    "the lock is gone");
 	}
-	conn_req_clear(r, l->n);
 	*lost = l->n - gone < l->quorum;
 	return ok;
 }

@@ -21,6 +21,7 @@
 #include <uuid/uuid.h>
 
 #include "clock.h"
+#include "cluster.h"
 #include "failover.h"
 #include "holder.h"
 #include "lease.h"
@@ -108,7 +109,10 @@ acquire_settled(const struct conn_req *r, int n, const void *arg)
 	(void)arg;
 	for (int i = 0; i < n; i++) {
 		int k = acquire_kind(r[i].reply);
-		if (r[i].reply == NULL && r[i].err[0] == '\0' && r[i].argc > 0)
+		/* A Redis Cluster's redirection is followed after the
+		 * round: its answer is still due. */
+		if (r[i].argc > 0 && ((r[i].reply == NULL &&
+		    r[i].err[0] == '\0') || cluster_hop(r[i].reply)))
 			pending++;
 		else if (k >= 0 && k <= 2)
 			count[k]++;

@@ -129,20 +129,26 @@ dispatch(const struct config *cfg, int *die_by)
 	struct conn *conns = calloc((size_t)cfg->nurls, sizeof(*conns));
 	struct lock lock = { 0 };
 	char err[512];
-	int code;
+	int code, n = cfg->nurls;
 
 	if (conns == NULL) {
 		log_error("out of memory");
 		return EXIT_INTERNAL;
 	}
-	for (int i = 0; i < cfg->nurls; i++)
+	for (int i = 0; i < cfg->nurls; i++) {
 		conn_init(&conns[i], &cfg->urls[i], cfg->password);
-	if (cfg->nurls > 1 && quorum_distinct(conns, cfg->nurls, err,
-	    sizeof(err)) < 0) {
+		cluster_watch(&conns[i]);
+	}
+	if (n > 1 && (n = quorum_distinct(conns, n, err, sizeof(err))) < 0) {
 		/* A usage error, but one that --help cannot explain. */
 		log_error("%s", err);
 		code = EXIT_USAGE;
-	} else if (lock_init(&lock, conns, cfg->nurls, cfg->prefix,
+	} else if (cfg->shared && n > 1) {
+		/* Known once nodes of one Redis Cluster are one server. */
+		log_usage("-s and --limit need one server: a majority of "
+		    "several cannot bound the number of holders");
+		code = EXIT_USAGE;
+	} else if (lock_init(&lock, conns, n, cfg->prefix,
 	    cfg->name != NULL ? cfg->name : "", cfg->ttl) < 0) {
 		log_error("out of memory");
 		code = EXIT_INTERNAL;

@@ -304,11 +304,30 @@ static const char bump_lua[] =
     "end\n"
     "return 1\n";
 
+/*
+ * Reset the holder's record (KEYS[1], meta) to ARGV[2] ms if it is
+ * token ARGV[1]'s: renew_lua's second half, on its own, for a renewal
+ * while a Redis Cluster migrates the slot and K and the record are on
+ * two nodes (lock.c; K was renewed first).  Returns 1, or 0 when the
+ * record is not the token's.
+ */
+static const char renew_record_lua[] =
+    "local m = redis.pcall('GET', KEYS[1])\n"
+    "if type(m) ~= 'string' then return 0 end\n"
+    "local e = string.find(m, '\\0', 1, true)\n"
+    "if not e or string.sub(m, e + 1, e + #ARGV[1] + 1) ~= ARGV[1] .. '\\0' then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "return 1\n";
+
 static const char *const scripts[SCRIPT_COUNT] = {
 	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua,
 	bump_lua, proto_inspect_lua,
 	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
-	proto_stop_lua, proto_notify_lua, proto_release_done_lua, proto_once_lua
+	proto_stop_lua, proto_notify_lua, proto_release_done_lua, proto_once_lua,
+	renew_record_lua, proto_sh_renew_set_lua, proto_sh_renew_mark_lua,
+	proto_sh_renew_meta_lua
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -461,12 +480,15 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
 		[SCRIPT_STOP] = "khsHm", [SCRIPT_NOTIFY] = "d",
 		[SCRIPT_RELEASE_DONE] = "kmwaHo", [SCRIPT_ONCE] = "o",
+		[SCRIPT_RENEW_RECORD] = "m", [SCRIPT_SH_RENEW_SET] = "h",
+		[SCRIPT_SH_RENEW_MARK] = "k", [SCRIPT_SH_RENEW_META] = "H",
 	};
 
 	if (shas[s][0] == '\0')
 		sha1_hex(scripts[s], strlen(scripts[s]), shas[s]);
 	a->argc = a->nums = 0;
 	a->script = (int)s;
+	a->tryagain = 0;
 	args_str(a, "EVALSHA");
 	args_add(a, shas[s], 40);
 	args_num(a, (long long)strlen(order[s]));

@@ -24,6 +24,11 @@ enum script {
 	SCRIPT_RELEASE, SCRIPT_BUMP,
 	SCRIPT_INSPECT, SCRIPT_SH_ACQUIRE, SCRIPT_SH_RENEW, SCRIPT_SH_RELEASE,
 	SCRIPT_STOP, SCRIPT_NOTIFY, SCRIPT_RELEASE_DONE, SCRIPT_ONCE,
+	/* A renewal key by key while a Redis Cluster migrates the slot
+	 * (hold.c): the exclusive holder's record, the shared holders'
+	 * set, K held shared, their metadata. */
+	SCRIPT_RENEW_RECORD, SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
+	SCRIPT_SH_RENEW_META,
 	SCRIPT_COUNT
 };
 
@@ -258,7 +263,9 @@ enum script {
  * --once-per's (proto_sched.c) and the operators' view (proto_view.c). */
 extern const char proto_sh_acquire_lua[], proto_sh_renew_lua[],
     proto_sh_release_lua[], proto_stop_lua[], proto_notify_lua[],
-    proto_release_done_lua[], proto_once_lua[], proto_inspect_lua[];
+    proto_release_done_lua[], proto_once_lua[], proto_inspect_lua[],
+    proto_sh_renew_set_lua[], proto_sh_renew_mark_lua[],
+    proto_sh_renew_meta_lua[];
 
 /* The longest vector: a script call with its keys, the holder's
  * metadata and the inherited tokens (REDLOCK_HELD) that fit. */
@@ -276,6 +283,8 @@ struct args {
 	char num[ARGS_NUMS][24];
 	int nums;
 	int script;		/* the script run by argv, or -1 */
+	int tryagain;		/* a Redis Cluster's TRYAGAIN is the
+				 * caller's, not retried (cluster.c) */
 };
 
 int proto_keys(struct keys *k, const char *prefix, const char *name);

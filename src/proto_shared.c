@@ -163,6 +163,53 @@ const char proto_sh_renew_lua[] =
     "return 1\n";
 
 /*
+ * proto_sh_renew_lua key by key, for a renewal while a Redis Cluster
+ * migrates the slot and K, the holders' set and their metadata are not
+ * all on one node (lock.c): each script has one key, so each runs where
+ * its key is (following its own ASK).  The set, which says whether the
+ * token holds the lock, is asked first, and K and the metadata only
+ * once it said so.
+ *
+ * The set (KEYS[1], holders): reset holder ARGV[1]'s lease to ARGV[2]
+ * ms and make the set live as long as its latest lease.  Returns 1, or
+ * -1 when the token holds no lease there.
+ */
+const char proto_sh_renew_set_lua[] =
+    LUA_NOW
+    "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+    "if not s or tonumber(s) <= now then return -1 end\n"
+    "redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[1])\n"
+    "local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')\n"
+    "local ms = math.floor(tonumber(last[2]) - now)\n"
+    "redis.call('PEXPIRE', KEYS[1], math.max(1, ms))\n"
+    "return 1\n";
+
+/* K (KEYS[1]) held shared lives ARGV[2] ms at least (ARGV[1], the
+ * token, is unused).  Returns 1; else 0 held exclusively by a token,
+ * -1 free. */
+const char proto_sh_renew_mark_lua[] =
+    "local v = redis.pcall('GET', KEYS[1])\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
+    "if v ~= '\\0shared' then\n"
+    "  if v then return 0 end\n"
+    "  return -1\n"
+    "end\n"
+    "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return 1\n";
+
+/* The metadata (KEYS[1], hmeta), if any, lives ARGV[2] ms at least.
+ * Returns 2 when an operator asked holder ARGV[1] to stop, else 1. */
+const char proto_sh_renew_meta_lua[] =
+    "local ms = redis.call('PTTL', KEYS[1])\n"
+    "if ms >= 0 and ms < tonumber(ARGV[2]) then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "if redis.call('HGET', KEYS[1], ARGV[1] .. ':stop') then return 2 end\n"
+    "return 1\n";
+
+/*
  * Release shared holder ARGV[1]; with ARGV[2] > 0 (--min-hold) leave its
  * lease to end that much later instead.  KEYS: K, holders, hmeta, wake,
  * fence, xwait, xwake.  ARGV: token, keep ms, fence linger, wake

@@ -115,6 +115,8 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 			r[i].argvlen = a->len;
 		}
 	}
+	if (rc >= 0)
+		topology_learn(conns, n, deadline);
 	if (rc >= 0 && cluster_follow(conns, n, a, r, deadline, intr_fd) < 0)
 		rc = -1;
 	for (int i = 0; i < n; i++)
@@ -145,12 +147,14 @@ run_id_of(const redisReply *p, char *id, size_t len)
 
 /*
  * Several URLs must be several servers: a majority of the same server
- * twice is no majority, nor are several nodes of one Redis Cluster.
- * Asks every server its run id (INFO server, one round, only with
- * several URLs; a second round only for cluster nodes: see
- * topology_distinct()).  Returns 0, or -1 with the two servers named in
- * err; servers that do not answer are left to the operation that
- * follows.
+ * twice is no majority.  Several nodes of one Redis Cluster are one
+ * server of the quorum, the cluster, and the first of them to answer
+ * turns to the others when its node cannot be reached
+ * (topology_merge()).  Asks every server its run id (INFO server, one
+ * round, only with several URLs; a second round only for cluster
+ * nodes).  Returns how many servers conns[0..) holds now, or -1 with
+ * the two servers named in err; servers that do not answer are left to
+ * the operation that follows.
  */
 int
 quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
@@ -180,8 +184,8 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 				rc = -1;
 			}
 	if (rc == 0)
-		rc = topology_distinct(conns, n, r, clock_ms() +
-		    QUORUM_DISTINCT_TIMEOUT_MS, err, errlen);
+		rc = topology_merge(conns, n, r, clock_ms() +
+		    QUORUM_DISTINCT_TIMEOUT_MS);
 	conn_req_clear(r, n);
 	return rc;
 }

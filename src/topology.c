@@ -1,16 +1,22 @@
 /*
- * topology.c - the shape of a Redis Cluster, for the few things that
- * need more than the one node a lock's slot lives on: list scans every
- * master (topology_masters()), and several URLs must not be nodes of
- * one cluster (topology_distinct()).  Redirections are cluster.c's.
+ * topology.c - the shape of a Redis Cluster, for the things that need
+ * more than the one node a lock's slot lives on: the nodes to turn to
+ * when that one dies (topology_learn(), from the probe that every lock
+ * connection sends at connect: conn.h), several URLs that are one
+ * cluster (topology_merge()), and list, which scans every master
+ * (topology_masters()).  Redirections are cluster.c's.
  */
 #include "topology.h"
 
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 
 #include "cluster.h"
+#include "log.h"
 #include "slot.h"
 
 /* The most masters topology_masters() takes: a master serves one slot
@@ -62,20 +68,121 @@ in_cluster_mode(const redisReply *p)
 }
 
 /*
- * Several URLs that reach nodes of one Redis Cluster are one deployment,
- * not a quorum: a majority of its nodes is no majority of independent
- * servers.  info[i] is server i's INFO server reply; only when two or
- * more are cluster nodes are those asked CLUSTER NODES (one round, until
- * deadline).  Returns 0, or -1 with the two URLs named in err.
+ * Does a CLUSTER NODES text list URL u's address (host:port, the
+ * address as the cluster gives it, or one that u's host name resolves
+ * to)?  For a URL whose node did not answer: it may be a node that has
+ * died.
+ */
+static int
+lists_address(const char *nodes, const struct url *u)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int found = 0;
+
+	if (nodes == NULL || u->kind != URL_TCP)
+		return 0;
+	if (getaddrinfo(u->host, NULL, &hints, &res) != 0)
+		res = NULL;
+	for (const char *l = nodes; !found && l != NULL && *l != '\0';
+	    l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *a = strchr(l, ' '), *at, *sp, *colon;
+		char ip[256], name[256] = "";
+
+		if (a == NULL || (at = strchr(++a, '@')) == NULL ||
+		    (sp = strchr(a, ' ')) == NULL || at > sp ||
+		    at - a >= (long)sizeof(ip))
+			continue;
+		snprintf(ip, sizeof(ip), "%.*s", (int)(at - a), a);
+		if ((colon = strrchr(ip, ':')) == NULL ||
+		    atoi(colon + 1) != u->port)
+			continue;
+		ip[colon - ip] = '\0';
+		if (at[strcspn(at, ", \n")] == ',') {	/* ip:port@cport,name */
+			const char *h = at + strcspn(at, ",") + 1;
+
+			snprintf(name, sizeof(name), "%.*s",
+			    (int)strcspn(h, " \n"), h);
+		}
+		found = strcmp(ip, u->host) == 0 || strcmp(name, u->host) == 0;
+		for (struct addrinfo *r = res; !found && r != NULL;
+		    r = r->ai_next) {
+			char h[INET6_ADDRSTRLEN];
+
+			found = getnameinfo(r->ai_addr, r->ai_addrlen, h,
+			    sizeof(h), NULL, 0, NI_NUMERICHOST) == 0 &&
+			    strcmp(h, ip) == 0;
+		}
+	}
+	if (res != NULL)
+		freeaddrinfo(res);
+	return found;
+}
+
+/* Are servers i and j nodes of one cluster, by what they said (their
+ * node ids in nodes[], the CLUSTER NODES texts) or, for one that did
+ * not answer, by its address in the other's? */
+static int
+one_cluster(const struct conn *conns, const struct conn_req *r,
+    char (*id)[64], int i, int j)
+{
+	const char *ni = r[i].reply != NULL ? r[i].reply->str : NULL;
+	const char *nj = r[j].reply != NULL ? r[j].reply->str : NULL;
+
+	if (id[i][0] != '\0' && nj != NULL && knows(nj, id[i]))
+		return 1;
+	if (id[j][0] != '\0' && ni != NULL && knows(ni, id[j]))
+		return 1;
+	return (ni == NULL && lists_address(nj, conns[i].url)) ||
+	    (nj == NULL && lists_address(ni, conns[j].url));
+}
+
+/* The URLs of each cluster in lead[]: lead[i] is the server whose
+ * connection stands for server i's cluster (i itself when it is no
+ * cluster node, or stands for its own): the first that answered. */
+static void
+group(const struct conn *conns, const struct conn_req *r, char (*id)[64],
+    const struct conn_req *info, int n, int *lead)
+{
+	for (int i = 0; i < n; i++) {
+		lead[i] = i;
+		for (int j = 0; j < i && lead[i] == i; j++)
+			if (one_cluster(conns, r, id, i, j))
+				lead[i] = lead[j];
+	}
+	for (int i = 0; i < n; i++) {
+		int l = lead[i], best = l;
+
+		if (info[l].reply != NULL)
+			continue;
+		for (int k = l; k < n && best == l; k++)
+			if (lead[k] == l && info[k].reply != NULL)
+				best = k;
+		for (int k = l; k < n; k++)
+			if (lead[k] == l)
+				lead[k] = best;
+	}
+}
+
+/*
+ * Several URLs that reach nodes of one Redis Cluster are one server of
+ * the quorum, not several (a majority of its nodes is no majority of
+ * independent servers): the first of them that answered stands for the
+ * cluster, and the others are the nodes it turns to when that one
+ * cannot be reached (cluster_add_seed()), as a cluster client's seed
+ * nodes.  info[i] is server i's INFO server reply; only when one or more
+ * are cluster nodes are those asked CLUSTER NODES (one round, until
+ * deadline), and a server that did not answer belongs to a cluster that
+ * lists its address.  Moves the servers that stand for themselves or a
+ * cluster to the front of conns, in order, and returns their number.
  */
 int
-topology_distinct(struct conn *conns, int n, const struct conn_req *info,
-    int64_t deadline, char *err, size_t errlen)
+topology_merge(struct conn *conns, int n, const struct conn_req *info,
+    int64_t deadline)
 {
 	static const char *const av[2] = { "CLUSTER", "NODES" };
 	struct conn_req r[n];
 	char id[n][64];
-	int k = 0, rc = 0;
+	int lead[n], k = 0, out = 0;
 
 	for (int i = 0; i < n; i++) {
 		r[i].argc = in_cluster_mode(info[i].reply) ? 2 : 0;
@@ -83,25 +190,39 @@ topology_distinct(struct conn *conns, int n, const struct conn_req *info,
 		r[i].argvlen = NULL;
 		k += r[i].argc > 0;
 	}
-	if (k < 2)
-		return 0;
+	if (k == 0)
+		return n;
 	conn_exec(conns, r, n, deadline, -1);
-	for (int i = 0; i < n; i++)
-		my_id(r[i].reply != NULL && r[i].reply->type ==
-		    REDIS_REPLY_STRING ? r[i].reply->str : NULL, id[i],
+	for (int i = 0; i < n; i++) {
+		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_STRING)
+			conn_req_clear(&r[i], 1);
+		my_id(r[i].reply != NULL ? r[i].reply->str : NULL, id[i],
 		    sizeof(id[i]));
-	for (int i = 0; i < n && rc == 0; i++)
-		for (int j = 0; j < i && rc == 0; j++) {
-			if (id[i][0] == '\0' || id[j][0] == '\0' ||
-			    r[j].reply == NULL || !knows(r[j].reply->str, id[i]))
-				continue;
-			snprintf(err, errlen, "%s and %s are nodes of the same "
-			    "Redis Cluster: a cluster is one server of a quorum "
-			    "(give one -u for it)", conns[j].name, conns[i].name);
-			rc = -1;
-		}
+	}
+	group(conns, r, id, info, n, lead);
 	conn_req_clear(r, n);
-	return rc;
+	for (int i = 0; i < n; i++) {
+		if (lead[i] == i)
+			continue;
+		log_info("%s and %s are nodes of one Redis Cluster: one server "
+		    "of the quorum", conns[lead[i]].name, conns[i].name);
+		(void)cluster_add_seed(&conns[lead[i]], conns[i].url,
+		    conns[i].password);
+	}
+	for (int i = 0; i < n; i++) {
+		if (lead[i] == i && out == i) {
+			out++;
+			continue;
+		}
+		if (lead[i] == i)
+			conns[out++] = conns[i];
+		else {
+			conn_close(&conns[i]);
+			cluster_forget(&conns[i]);
+		}
+		memset(&conns[i], 0, sizeof(conns[i]));
+	}
+	return out;
 }
 
 /* Node addresses, each once. */
@@ -173,11 +294,13 @@ is_str(const redisReply *p, const char *s)
 	    strcmp(p->str, s) == 0;
 }
 
-/* The masters of the shards that serve slots, from CLUSTER SHARDS
- * (Redis 7).  The port is the one for c's transport (tls-port over TLS),
- * else the other; the address the endpoint that MOVED names. */
+/* The nodes of the shards that serve slots (only their masters: !all),
+ * from CLUSTER SHARDS (Redis 7).  The port is the one for c's transport
+ * (tls-port over TLS), else the other; the address the endpoint that
+ * MOVED names. */
 static void
-from_shards(const struct conn *c, const redisReply *p, struct nodes *ns)
+from_shards(const struct conn *c, const redisReply *p, int all,
+    struct nodes *ns)
 {
 	for (size_t s = 0; p->type == REDIS_REPLY_ARRAY && s < p->elements;
 	    s++) {
@@ -191,7 +314,7 @@ from_shards(const struct conn *c, const redisReply *p, struct nodes *ns)
 		for (size_t i = 0; i < nodes->elements; i++) {
 			const redisReply *nd = nodes->element[i], *port, *h;
 
-			if (!is_str(field(nd, "role"), "master"))
+			if (!all && !is_str(field(nd, "role"), "master"))
 				continue;
 			port = field(nd, c->url->tls ? "tls-port" : "port");
 			if (port == NULL || port->type != REDIS_REPLY_INTEGER ||
@@ -207,22 +330,87 @@ from_shards(const struct conn *c, const redisReply *p, struct nodes *ns)
 }
 
 /* The same from CLUSTER SLOTS (before Redis 7): each range of slots
- * with its master first. */
+ * with its master first, then its replicas. */
 static void
-from_slots(const struct conn *c, const redisReply *p, struct nodes *ns)
+from_slots(const struct conn *c, const redisReply *p, int all,
+    struct nodes *ns)
 {
 	for (size_t s = 0; p->type == REDIS_REPLY_ARRAY && s < p->elements;
 	    s++) {
-		const redisReply *e = p->element[s], *m;
+		const redisReply *e = p->element[s];
 
 		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
 			continue;
-		m = e->element[2];
-		if (m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
-		    m->element[1]->type == REDIS_REPLY_INTEGER)
-			nodes_add(ns, address(c, m->element[0]),
-			    m->element[1]->integer);
+		for (size_t i = 2; i < (all ? e->elements : 3); i++) {
+			const redisReply *m = e->element[i];
+
+			if (m->type == REDIS_REPLY_ARRAY && m->elements >= 2 &&
+			    m->element[1]->type == REDIS_REPLY_INTEGER)
+				nodes_add(ns, address(c, m->element[0]),
+				    m->element[1]->integer);
+		}
 	}
+}
+
+/* Does error reply p say the server does not know that subcommand (a
+ * Redis before 7 and CLUSTER SHARDS)? */
+static int
+unknown_subcommand(const redisReply *p)
+{
+	return p != NULL && p->type == REDIS_REPLY_ERROR &&
+	    strcasestr(p->str, "unknown subcommand") != NULL;
+}
+
+/* Keep the nodes of c's cluster that reply p (CLUSTER SHARDS, or SLOTS
+ * when slots) lists, masters and replicas, for failing over to. */
+static void
+learn_from(struct conn *c, const redisReply *p, int slots)
+{
+	struct nodes ns = { 0 };
+
+	if (p == NULL || p->type != REDIS_REPLY_ARRAY)
+		return;
+	if (slots)
+		from_slots(c, p, 1, &ns);
+	else
+		from_shards(c, p, 1, &ns);
+	for (int i = 0; i < ns.n; i++)
+		cluster_add_node(c, ns.v[i].host, ns.v[i].port);
+	free(ns.v);
+}
+
+/*
+ * After a round on conns: read the probes' replies (conn.h) that came,
+ * and keep the nodes of each cluster (cluster.c turns to them when the
+ * node a connection uses cannot be reached).  A server that is no
+ * cluster node said so, which ends it.  A cluster that does not know
+ * CLUSTER SHARDS (before Redis 7) is asked CLUSTER SLOTS, one round
+ * until deadline.
+ */
+void
+topology_learn(struct conn *conns, int n, int64_t deadline)
+{
+	static const char *const av[2] = { "CLUSTER", "SLOTS" };
+	struct conn_req r[n];
+	int again = 0;
+
+	for (int i = 0; i < n; i++) {
+		redisReply *p = conn_take_probe(&conns[i]);
+
+		r[i].argc = unknown_subcommand(p) ? 2 : 0;
+		r[i].argv = (const char **)av;
+		r[i].argvlen = NULL;
+		again += r[i].argc > 0;
+		learn_from(&conns[i], p, 0);
+		if (p != NULL)
+			freeReplyObject(p);
+	}
+	if (again == 0)
+		return;
+	conn_exec(conns, r, n, deadline, -1);
+	for (int i = 0; i < n; i++)
+		learn_from(&conns[i], r[i].reply, 1);
+	conn_req_clear(r, n);
 }
 
 /*
@@ -256,9 +444,9 @@ topology_masters(struct conn *c, struct conn **out, int64_t deadline,
 	}
 	if (r.reply->type != REDIS_REPLY_ERROR) {
 		if (r.argv == (const char **)shards)
-			from_shards(c, r.reply, &ns);
+			from_shards(c, r.reply, 0, &ns);
 		else
-			from_slots(c, r.reply, &ns);
+			from_slots(c, r.reply, 0, &ns);
 	}
 	conn_req_clear(&r, 1);
 	if (ns.n > 0 && (*out = calloc((size_t)ns.n, sizeof(**out))) != NULL)

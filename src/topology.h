@@ -1,5 +1,5 @@
-/* topology.h - a Redis Cluster's masters, and several URLs that are one
- * cluster */
+/* topology.h - a Redis Cluster's nodes and masters, and several URLs
+ * that are one cluster */
 #ifndef REDLOCK_TOPOLOGY_H
 #define REDLOCK_TOPOLOGY_H
 
@@ -8,8 +8,9 @@
 
 #include "conn.h"
 
-int topology_distinct(struct conn *conns, int n, const struct conn_req *info,
-    int64_t deadline, char *err, size_t errlen);
+void topology_learn(struct conn *conns, int n, int64_t deadline);
+int topology_merge(struct conn *conns, int n, const struct conn_req *info,
+    int64_t deadline);
 int topology_masters(struct conn *c, struct conn **out, int64_t deadline,
     char *err, size_t errlen);
 void topology_masters_free(struct conn *m, int n);

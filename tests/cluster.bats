@@ -6,7 +6,8 @@
 # every master; several nodes of one cluster are one deployment.
 #
 # The file builds its own cluster of three masters (c1, c2, c3) and a
-# replica of c1 (r1), each on a free port with a free cluster bus port.
+# replica of c1 (r1) and of c2 (r2), each on a free port with a free
+# cluster bus port.
 
 load helpers
 load cluster_helpers
@@ -21,20 +22,26 @@ file_setup() {
 		start_cluster_node "$n" || return 1
 	done
 	cluster_create || return 1
-	start_cluster_node r1 || return 1
-	redis-cli --cluster add-node "127.0.0.1:$(redis_port r1)" \
-		"127.0.0.1:$(redis_port c1)" \
-		--cluster-slave --cluster-master-id "$(rcli_at c1 CLUSTER MYID)" \
+	add_replica r1 c1 || return 1
+	add_replica r2 c2 || return 1
+	wait_until -t 30 cluster_ok "${NODES[@]}" r1 r2
+}
+
+# add_replica NODE MASTER: start NODE and join it as MASTER's replica.
+add_replica() {
+	start_cluster_node "$1" || return 1
+	redis-cli --cluster add-node "127.0.0.1:$(redis_port "$1")" \
+		"127.0.0.1:$(redis_port "$2")" \
+		--cluster-slave --cluster-master-id "$(rcli_at "$2" CLUSTER MYID)" \
 		>>"$BATS_FILE_TMPDIR/create.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/create.log" >&2; return 1; }
-	wait_until -t 30 replica_up
-	wait_until -t 30 cluster_ok "${NODES[@]}" r1
+	wait_until -t 30 replica_up "$1"
 }
 
 test_setup() {
 	unset REDLOCK_PREFIX REDLOCK_PASSWORD REDISCLI_AUTH REDLOCK_HELD REDLOCK_URL
 	local n reply
-	for n in "${NODES[@]}" r1; do
+	for n in "${NODES[@]}" r1 r2; do
 		# Not a node stopped for good, nor a replica (read-only).
 		[[ -f $(_redis_dir "$n")/started.pid ]] || continue
 		reply=$(rcli_at "$n" FLUSHALL)
@@ -43,7 +50,7 @@ test_setup() {
 }
 
 replica_up() {
-	[[ $(redis_info_field replication master_link_status r1) == up ]]
+	[[ $(redis_info_field replication master_link_status "$1") == up ]]
 }
 
 url_of() { echo "redis://127.0.0.1:$(redis_port "$1")"; }
@@ -177,14 +184,17 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert_line --partial "\"name\":\"${names[0]}\""
 }
 
-@test "two URLs of one cluster are a usage error, not a quorum" {
-	run -64 --separate-stderr redlock -u "$(url_of c1)" -u "$(url_of c3)" \
+@test "two URLs of one cluster are one server with two seed nodes, not a quorum" {
+	run -0 --separate-stderr redlock -v -u "$(url_of c1)" -u "$(url_of c3)" \
 		name touch "$BATS_TEST_TMPDIR/ran"
-	assert_regex "$stderr" 'same Redis Cluster'
-	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-	run -64 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	assert_regex "$stderr" 'nodes of one Redis Cluster: one server of the quorum'
+	assert [ -e "$BATS_TEST_TMPDIR/ran" ]
+	run -1 redlock status -u "$(url_of c2)" -u "$(url_of c1)" name
+	assert_line 'state:   free'
 	# A replica is a node of the cluster too.
-	run -64 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
+	run -0 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
+	# A node given twice is still the same server twice.
+	run -64 redlock -u "$(url_of c1)" -u "$(url_of c1)" name true
 }
 
 @test "a cluster and two independent servers make a quorum of three" {
@@ -195,8 +205,17 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	run -0 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of s2)" \
 		"$name" echo ran
 	assert_output ran
-	stop_redis s1
+	# Two seed nodes of the cluster are still one server of three: with
+	# s2 gone, the cluster and s1 are a majority, and the lock is held
+	# on the cluster once.
 	stop_redis s2
+	run -0 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of c3)" \
+		-u "$(url_of s2)" "$name" sh -c 'redis-cli -p "$1" EXISTS "$REDLOCK_KEY"' \
+		sh "$(redis_port c2)"
+	assert_output 1
+	stop_redis s1
+	run -69 redlock -u "$(url_of c1)" -u "$(url_of s1)" -u "$(url_of c3)" \
+		-u "$(url_of s2)" "$name" true
 }
 
 # MIGRATE the lock's keys (the lock, and its auxiliary keys, whose
@@ -247,6 +266,74 @@ EOF
 	assert key_gone_on "$dst" "$key"
 	# And the next run goes where the slot is now.
 	run -0 redlock -u "$(url_of "$src")" "$name" true
+}
+
+# migrate_some SRC DST KEY...: MIGRATE the KEYs from node SRC to DST;
+# migrate_some SRC DST -SLOT: every key of SLOT that SRC has.
+migrate_some() {
+	MIG_SOCK=$(redis_sock "$1") MIG_PORT=$(redis_port "$2") \
+		/usr/bin/python3 - "${@:3}" <<'EOF'
+import os, sys, redis
+r = redis.Redis(unix_socket_path=os.environ["MIG_SOCK"])
+keys = [k.encode() for k in sys.argv[1:]]
+if sys.argv[1].startswith("-"):
+    keys = r.execute_command("CLUSTER", "GETKEYSINSLOT", int(sys.argv[1][1:]), 1000)
+print(r.execute_command("MIGRATE", "127.0.0.1", os.environ["MIG_PORT"], "",
+                        0, 5000, "KEYS", *keys).decode())
+EOF
+}
+
+# tag_on NODE: a hash tag whose slot NODE serves.
+tag_on() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		if [[ $(owner_of "{t$i}") == "$1" ]]; then
+			echo "t$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+@test "shared and exclusive holders whose keys are split mid-migration keep their locks" {
+	# A renewal that touches several keys gets TRYAGAIN from both nodes
+	# while some of them have moved (a command on several keys needs
+	# them all on one node); a migration is not a lost key, so the
+	# holders renew key by key, each where it is, and keep their locks.
+	local tag src=c3 dst=c1 slot sid did n s x
+	tag=$(tag_on "$src")
+	s="{$tag}s" x="{$tag}x"
+	slot=$(slot_of "{$tag}")
+	sid=$(rcli_at "$src" CLUSTER MYID)
+	did=$(rcli_at "$dst" CLUSTER MYID)
+	# -t 4s: the first renewal, 1.3 s after the grant, extends the
+	# exclusive holder's record too, and comes after the split.
+	hold_lock sh -t 4s -s -u "$(url_of c2)" "$s"
+	hold_lock xh -t 4s -u "$(url_of c2)" "$x"
+	assert_equal "$(rcli_at "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$sid")" OK
+	assert_equal "$(rcli_at "$src" CLUSTER SETSLOT "$slot" MIGRATING "$did")" OK
+	# The locks move; their holders' records and the shared holders'
+	# set stay: every renewal of either finds its keys on two nodes.
+	assert_equal "$(migrate_some "$src" "$dst" "redlock:$s" "redlock:$x")" OK
+	assert [ "$(rcli_at "$src" CLUSTER COUNTKEYSINSLOT "$slot")" -ge 3 ]
+	# Longer than a lease: renewed, on both nodes, all along.
+	assert stays_false -t 5 key_asking_gone_on "$dst" "redlock:$s"
+	assert stays_false -t 0.5 key_asking_gone_on "$dst" "redlock:$x"
+	assert [ "$(rcli_at "$src" CLUSTER COUNTKEYSINSLOT "$slot")" -ge 3 ]
+	# The migration ends.
+	assert_equal "$(migrate_some "$src" "$dst" "-$slot")" OK
+	for n in "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$slot" NODE "$did")" OK
+	done
+	assert stays_false -t 1.5 key_gone_on "$dst" "redlock:$s"
+	release_lock sh
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err sh)" ''
+	release_lock xh
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err xh)" ''
+	assert key_gone_on "$dst" "redlock:$s"
+	assert key_gone_on "$dst" "redlock:$x"
 }
 
 # tryagains NODE: how many TRYAGAIN errors NODE has answered.
@@ -309,6 +396,37 @@ key_on_replica() {
 	[[ $(printf 'READONLY\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) == 1 ]]
 }
 
+is_master() { [[ $(rcli_at "$1" ROLE | head -n 1) == master ]]; }
+# renewed_on NODE KEY MS: KEY's PTTL on NODE is above MS.
+renewed_on() { (($(rcli_at "$1" PTTL "$2") > $3)); }
+
+# It kills c2 for good.
+@test "a lock survives the failover of the master its URL names; a new run finds the cluster through another -u" {
+	local name key p0
+	name=$(name_on c2)
+	key=redlock:$name
+	hold_lock h -t 20s -u "$(url_of c2)" "$name"
+	wait_until -t 10 key_on_replica r2 "$key"
+	kill_redis c2
+	# The replica takes over by itself, once the masters agree that c2
+	# has failed (cluster-node-timeout).
+	wait_until -t 40 is_master r2
+	wait_until -t 20 cluster_ok c1 c3 r2
+	p0=$(rcli_at r2 PTTL "$key")
+	assert [ "$p0" -gt 0 ]
+	# Renewed on the new master (a PTTL only goes up by a renewal),
+	# through the nodes the holder learnt at connect: its URL's node is
+	# gone.
+	wait_until -t 15 renewed_on r2 "$key" "$p0"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert key_gone_on r2 "$key"
+	# A new run through the dead node's URL and another node's.
+	run -0 redlock -u "$(url_of c2)" -u "$(url_of c3)" "$name" echo ran
+	assert_output ran
+	run -0 redlock -u "$(url_of c2)" -u "$(url_of c3)" -s "$name" echo ran
+}
+
 # Next to last: it kills c1 for good.
 @test "a lock survives its master's failover to a replica" {
 	local name key
@@ -329,7 +447,7 @@ key_on_replica() {
 # Last: it stops the cluster.
 @test "a cluster whose nodes are all stopped is 69 within seconds" {
 	local n urls=()
-	for n in "${NODES[@]}" r1; do
+	for n in "${NODES[@]}" r1 r2; do
 		urls+=("$(url_of "$n")")
 		stop_redis "$n"
 	done
