@@ -9,7 +9,7 @@
 
 load helpers
 
-one_server_lifecycle
+lifecycle main
 
 # start_listener [ADDRESS]: a listener at ADDRESS (default a socket file in
 # the test's directory); sets SOCK and NOTES (the "PID LINE" it received).
