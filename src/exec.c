@@ -88,6 +88,15 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		freeReplyObject(p);
 		return 0;
 	}
+	/* A server at its maxclients says so and closes before it reads a
+	 * command: that is the answer, not the probe's. */
+	if (p->type == REDIS_REPLY_ERROR &&
+	    strstr(p->str, "max number of clients") != NULL) {
+		snprintf(why, sizeof(why), "%s", p->str);
+		freeReplyObject(p);
+		slot_fail(c, r, s, why);
+		return -1;
+	}
 	if (s->skip == 1 && c->probe == CONN_PROBE_SENT) {
 		/* The probe's, kept whatever it says (conn.h). */
 		s->skip = 0;

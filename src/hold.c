@@ -43,10 +43,15 @@ token_deadline(const struct lock *l, int brief)
 #define RECORD_SLACK_MS 10000
 
 /* How long a renewal that extends an exclusive holder's record makes it
- * live: the lease and the slack. */
+ * live: the lease and the slack, or with --lock-delay the lease and the
+ * delay. */
 int64_t
 lock_record_ms(const struct lock *l)
 {
+	/* With --lock-delay the record must outlive K by exactly the delay
+	 * (proto.c): every renewal sets it so. */
+	if (l->delay > 0)
+		return l->ttl + l->delay;
 	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
 }
 
