@@ -182,14 +182,22 @@ map_learn(struct conn *c, const struct hop_to *to)
 	snprintf(e->host, sizeof(e->host), "%s", to->host);
 }
 
-/* Ask c's server at connect whether it is a cluster node, and which
- * nodes its cluster has (the probe, conn.h), unless it is a Sentinel's
- * master. */
+/*
+ * Ask c's server whether it is a cluster node, and which nodes its
+ * cluster has (the probe, conn.h), unless it is a Sentinel's master or
+ * was asked before.  The probe goes with a connection's preamble, so an
+ * open c is closed to be opened again by its next request.  Called for
+ * every TCP URL before it connects (a cluster's node is reached over
+ * TCP), and for the others when a holder starts renewing, so that a
+ * unix socket is asked once per run that renews at all.
+ */
 void
 cluster_watch(struct conn *c)
 {
-	if (c->url->kind != URL_SENTINEL && c->probe == CONN_PROBE_NO)
-		c->probe = CONN_PROBE_WANTED;
+	if (c->url->kind == URL_SENTINEL || c->probe != CONN_PROBE_NO)
+		return;
+	c->probe = CONN_PROBE_WANTED;
+	conn_close(c);
 }
 
 /* Keep node host:port of c's cluster, once (when there is room). */

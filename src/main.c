@@ -137,7 +137,10 @@ dispatch(const struct config *cfg, int *die_by)
 	}
 	for (int i = 0; i < cfg->nurls; i++) {
 		conn_init(&conns[i], &cfg->urls[i], cfg->password);
-		cluster_watch(&conns[i]);
+		/* A node reached over TCP may be a cluster's: learn its
+		 * nodes at connect, in case it fails over (cluster.c). */
+		if (cfg->urls[i].kind == URL_TCP)
+			cluster_watch(&conns[i]);
 	}
 	if (n > 1 && (n = quorum_distinct(conns, n, err, sizeof(err))) < 0) {
 		/* A usage error, but one that --help cannot explain. */

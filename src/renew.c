@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cluster.h"
 #include "guard.h"
 #include "lease.h"
 #include "log.h"
@@ -158,6 +159,10 @@ renew_start(const struct lock *l, int64_t sent, int notify_fd, int guard_fd)
 
 	if (r == NULL)
 		return NULL;
+	/* A holder that renews learns its cluster's nodes, to fail over
+	 * to if the node it uses dies (cluster.c). */
+	for (int i = 0; i < l->n; i++)
+		cluster_watch(&l->conns[i]);
 	r->lock = l;
 	r->notify_fd = notify_fd;
 	r->guard_fd = guard_fd;
