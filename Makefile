@@ -42,7 +42,7 @@ else
 override LDLIBS += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
-SRCS = src/main.c src/config.c src/config_args.c src/config_env.c src/url.c \
+SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_env.c src/url.c \
 	src/conn.c src/exec.c src/tls.c src/proto.c src/quorum.c src/proto_shared.c \
 	src/proto_sched.c src/proto_view.c \
 	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
@@ -58,7 +58,7 @@ OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
-UNIT_OBJS += src/config_monitor.o
+UNIT_OBJS += src/config_monitor.o src/config_opts.o
 
 all: redlock
 

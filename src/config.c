@@ -7,7 +7,7 @@
  *
  * Every option that takes a value can also come from the environment as
  * REDLOCK_ + its long name (config_env_options()): a new option gets its
- * variable from longopts[] without further work.
+ * variable from config_longopts[] without further work.
  */
 #include "config.h"
 
@@ -21,6 +21,7 @@
 #include "config_args.h"
 #include "config_env.h"
 #include "config_monitor.h"
+#include "config_opts.h"
 #include "hooks.h"
 #include "lease.h"
 #include "log.h"
@@ -30,96 +31,9 @@
 #define DEFAULT_TTL 30000
 #define MAX_URLS 64
 
-enum {
-	OPT_ON_LOST = 256, OPT_KILL_AFTER, OPT_MIN_HOLD, OPT_MAX_TIME,
-	OPT_ENV, OPT_JSON, OPT_FENCE, OPT_TLS, OPT_CACERT, OPT_CACERTDIR,
-	OPT_CERT, OPT_KEY, OPT_SNI, OPT_INSECURE, OPT_PASSWORD_FILE, OPT_LIMIT,
-	OPT_LABEL, OPT_STORE_ARGS,
-	/* In the order of enum config_monitor_opt. */
-	OPT_METRICS_DIR, OPT_RECORD, OPT_SKIP_ALERT, OPT_ON_START, OPT_ON_EXIT,
-	OPT_HOOK_TIMEOUT, OPT_PROM,
-	OPT_ONCE_PER, OPT_LOCK_DELAY, OPT_REPLACE, OPT_RESPAWN,
-	OPT_END
-};
-
 /* The largest --limit: a semaphore of more holders than this is no
  * limit at all, and every holder costs the server a little. */
 #define LIMIT_MAX 1000000
-
-/* The first entry of a code names it (in messages and in the
- * environment); later ones are aliases. */
-static const struct option longopts[] = {
-	{ "url", required_argument, NULL, 'u' },
-	{ "ttl", required_argument, NULL, 't' },
-	{ "nonblock", no_argument, NULL, 'n' },
-	{ "nb", no_argument, NULL, 'n' },
-	{ "wait", required_argument, NULL, 'w' },
-	{ "timeout", required_argument, NULL, 'w' },
-	{ "conflict-exit-code", required_argument, NULL, 'E' },
-	{ "command", required_argument, NULL, 'c' },
-	{ "prefix", required_argument, NULL, 'p' },
-	{ "on-lost", required_argument, NULL, OPT_ON_LOST },
-	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
-	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD },
-	{ "max-time", required_argument, NULL, OPT_MAX_TIME },
-	{ "env", no_argument, NULL, OPT_ENV },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "fence", no_argument, NULL, OPT_FENCE },
-	{ "shared", no_argument, NULL, 's' },
-	{ "exclusive", no_argument, NULL, 'x' },
-	{ "limit", required_argument, NULL, OPT_LIMIT },
-	{ "tls", no_argument, NULL, OPT_TLS },
-	{ "cacert", required_argument, NULL, OPT_CACERT },
-	{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
-	{ "cert", required_argument, NULL, OPT_CERT },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "sni", required_argument, NULL, OPT_SNI },
-	{ "insecure", no_argument, NULL, OPT_INSECURE },
-	{ "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "store-args", no_argument, NULL, OPT_STORE_ARGS },
-	{ "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
-	{ "record", no_argument, NULL, OPT_RECORD },
-	{ "skip-alert", required_argument, NULL, OPT_SKIP_ALERT },
-	{ "on-start", required_argument, NULL, OPT_ON_START },
-	{ "on-exit", required_argument, NULL, OPT_ON_EXIT },
-	{ "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
-	{ "prom", no_argument, NULL, OPT_PROM },
-	{ "once-per", required_argument, NULL, OPT_ONCE_PER },
-	{ "lock-delay", required_argument, NULL, OPT_LOCK_DELAY },
-	{ "replace", no_argument, NULL, OPT_REPLACE },
-	{ "respawn", no_argument, NULL, OPT_RESPAWN },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
-};
-
-/*
- * The options whose variable is not REDLOCK_ + the long name in capitals
- * with '-' as '_' (see config_env.c); NULL: none.  The options without a
- * value have none unless listed here.  No option may take the name of a
- * variable that describes the lock to the command (REDLOCK_NAME, _KEY,
- * _TOKEN, _FENCE, _HELD).
- */
-static const struct config_env_special env_special[] = {
-	{ 'u', NULL },		/* REDLOCK_URL is a list: config_env_urls() */
-	{ 'c', NULL },		/* the command is not a setting */
-	{ OPT_CERT, "REDLOCK_TLS_CERT" },	/* REDLOCK_KEY is the lock's */
-	{ OPT_KEY, "REDLOCK_TLS_KEY" },		/* key in the command's env */
-	{ OPT_TLS, "REDLOCK_TLS" },
-	{ OPT_STORE_ARGS, "REDLOCK_STORE_ARGS" },
-	{ OPT_RECORD, "REDLOCK_RECORD" },
-	{ OPT_REPLACE, "REDLOCK_REPLACE" },
-	{ OPT_RESPAWN, "REDLOCK_RESPAWN" },
-	{ 0, NULL }
-};
-
-static const char *const verbs[] = {
-	"run", "acquire", "release", "extend", "status", "list", "break", "stop",
-	"runs"
-};
 
 /* Parsing state that does not outlive config_parse(). */
 struct parse {
@@ -342,7 +256,7 @@ option(struct config *c, struct parse *p, int ch, const char *arg,
 static const char *
 option_name(int ch, char *buf, size_t len)
 {
-	for (const struct option *o = longopts; o->name != NULL; o++)
+	for (const struct option *o = config_longopts; o->name != NULL; o++)
 		if (o->val == ch) {
 			snprintf(buf, len, "--%s", o->name);
 			return buf;
@@ -396,7 +310,7 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, optstr, longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstr, config_longopts, NULL)) != -1) {
 		if (ch == 1 && operands != NULL) {
 			if (*nops == 3)
 				return bad_operand(p, optarg);
@@ -497,8 +411,8 @@ parse_argv(struct config *c, struct parse *p, int argc, char **argv)
 		return rc;
 	argv += next;
 	argc -= next;
-	for (size_t i = 0; argc > 0 && i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(argv[0], verbs[i]) == 0)
+	for (size_t i = 0; argc > 0 && i < config_nverbs; i++)
+		if (strcmp(argv[0], config_verbs[i]) == 0)
 			c->verb = (enum verb)i;
 	if (argc > 0 && c->verb == VERB_RUN && strcmp(argv[0], "run") == 0) {
 		rc = options(c, p, argc, argv, NULL, &nops, &next);
@@ -532,7 +446,7 @@ settle(struct config *c, struct parse *p)
 	const char *env;
 	int rc;
 
-	rc = config_env_options(longopts, env_special, p->seen, env_apply,
+	rc = config_env_options(config_longopts, config_env_special_opts, p->seen, env_apply,
 	    &(struct apply){ c, p }, p->err, p->errlen);
 	if (rc != CONFIG_OK)
 		return rc;

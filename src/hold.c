@@ -106,8 +106,8 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		int left = 0;
 
 		for (int i = 0; i < l->n; i++) {
-			skip[i] = !split[i] ||
-			    (s > 0 && code[i] != 1 && code[i] != 2);
+			skip[i] = (char)(!split[i] ||
+			    (s > 0 && code[i] != 1 && code[i] != 2));
 			left += !skip[i];
 		}
 		if (left == 0)

@@ -94,7 +94,7 @@ lists_address(const char *nodes, const struct url *u)
 			continue;
 		snprintf(ip, sizeof(ip), "%.*s", (int)(at - a), a);
 		if ((colon = strrchr(ip, ':')) == NULL ||
-		    atoi(colon + 1) != u->port)
+		    strtol(colon + 1, NULL, 10) != u->port)
 			continue;
 		ip[colon - ip] = '\0';
 		if (at[strcspn(at, ", \n")] == ',') {	/* ip:port@cport,name */
