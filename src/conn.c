@@ -207,11 +207,51 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 	return 0;
 }
 
+/* Queue what a new connection says first: AUTH, SELECT and the probe
+ * (conn.h), as far as they are wanted.  Returns how many, or -1 when
+ * out of memory. */
+static int
+conn_preamble(struct conn *c)
+{
+	const struct url *u = c->url;
+	int pre = 0;
+
+	if (c->password != NULL) {
+		/* AUTH [user] password */
+		const char *av[3] = { "AUTH", u->user, c->password };
+		int ac = u->user == NULL ? 2 : 3;
+
+		if (u->user == NULL)
+			av[1] = c->password;
+		if (conn_queue(c, ac, av, NULL) < 0)
+			return -1;
+		pre++;
+	}
+	if (u->db != 0) {
+		char db[16];
+		const char *av[2] = { "SELECT", db };
+		snprintf(db, sizeof(db), "%d", u->db);
+		if (conn_queue(c, 2, av, NULL) < 0)
+			return -1;
+		pre++;
+	}
+	if (c->probe == CONN_PROBE_WANTED) {
+		static const char *const shards[2] = { "CLUSTER", "SHARDS" };
+
+		if (conn_queue(c, 2, (const char **)shards, NULL) < 0)
+			return -1;
+		c->probe = CONN_PROBE_SENT;
+		pre++;
+	}
+	return pre;
+}
+
 /*
  * Start connecting, with TLS if the URL says so, and queue AUTH, SELECT
  * and the probe (conn.h).  Returns the number of replies that precede
- * the caller's, or -1 with the reason in err.  hiredis 0.14 cannot open its socket with
- * SOCK_CLOEXEC, so the flag is set here, before any child can be forked.
+ * the caller's, or -1 with the reason in err.  hiredis 0.14 cannot
+ * open its socket with SOCK_CLOEXEC, so the flag is set here, before
+ * any child can be forked.
  */
 int
 conn_open(struct conn *c, char *err, size_t errlen)
@@ -252,35 +292,8 @@ conn_open(struct conn *c, char *err, size_t errlen)
 		c->handshake = c->connecting = 1;
 		c->hwant = POLLOUT;
 	}
-	if (c->password != NULL) {
-		/* AUTH [user] password */
-		const char *av[3] = { "AUTH", u->user, c->password };
-		int ac = 3;
-
-		if (u->user == NULL) {
-			av[1] = c->password;
-			ac = 2;
-		}
-		if (conn_queue(c, ac, av, NULL) < 0)
-			goto nomem;
-		pre++;
-	}
-	if (u->db != 0) {
-		char db[16];
-		const char *av[2] = { "SELECT", db };
-		snprintf(db, sizeof(db), "%d", u->db);
-		if (conn_queue(c, 2, av, NULL) < 0)
-			goto nomem;
-		pre++;
-	}
-	if (c->probe == CONN_PROBE_WANTED) {
-		static const char *const shards[2] = { "CLUSTER", "SHARDS" };
-
-		if (conn_queue(c, 2, (const char **)shards, NULL) < 0)
-			goto nomem;
-		c->probe = CONN_PROBE_SENT;
-		pre++;
-	}
+	if ((pre = conn_preamble(c)) < 0)
+		goto nomem;
 	return pre;
 nomem:
 	snprintf(err, errlen, "cannot connect to %s: out of memory", c->name);
