@@ -68,7 +68,7 @@ failover_guarded(const struct lock *l)
 }
 
 /*
- * The guard's argument of acquire_any_lua (ARGV[8]): the length of
+ * The guard's argument of acquire_any.lua (ARGV[8]): the length of
  * the key prefix when any of l's servers is reached through Sentinel,
  * else "" (no guard).
  */

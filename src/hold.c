@@ -56,7 +56,7 @@ lock_record_ms(const struct lock *l)
 }
 
 /* A renewal's outcome on a server that gave no usable reply (the
- * others: the script's, 1 or 2 renewed, else see renew_lua). */
+ * others: the script's, 1 or 2 renewed, else see src/lua/renew.lua). */
 #define RENEW_NONE 9
 
 static int

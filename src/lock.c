@@ -8,7 +8,7 @@
  * path; what the replies mean is decoded here, whether enough servers
  * said it is quorum_decide()'s.  Waiting between attempts is wait.c's.
  * A shared hold (-s, --limit; one server) runs scripts of its own
- * (proto_shared.c) that answer as the exclusive ones do, so it takes
+ * (src/lua/sh_*.lua) that answer as the exclusive ones do, so it takes
  * the same paths; release and extend by a token that may be either try
  * the exclusive script first and, when the lock is held shared, the
  * shared one.
@@ -120,7 +120,7 @@ acquire_settled(const struct conn_req *r, int n, const void *arg)
 	return acquire_decided(n, count, pending);
 }
 
-/* Raise the fencing counters to l->fence; see bump_lua.  Returns how
+/* Raise the fencing counters to l->fence; see src/lua/bump.lua.  Returns how
  * many servers did. */
 static int
 fence_bump(struct lock *l, struct lock_outcome *o)
@@ -160,7 +160,7 @@ inherits(const struct lock *l)
  * scripts take it as their record's tail, built in rec, of HOLDER_RECORD_MAX
  * bytes; the shared one field by field), how the request waits, and the
  * tokens we inherited (for re-entrance).  The usual request, exclusive
- * on one server, is acquire_lua's, with as few arguments as it needs
+ * on one server, is acquire.lua's, with as few arguments as it needs
  * (each costs the server): its way of waiting is built in wait, of
  * LOCK_TOKEN_LEN + 2 bytes.
  */
