@@ -160,7 +160,7 @@ c)
 		name=$(basename "$f" .lua)
 		text=$(expand "$f")
 		echo
-		echo "const char lua_$name[] ="
+		echo "const char lua_${name}[] ="
 		printf '%s\n' "$text" | c_lines | sed '$s/$/;/'
 	done
 	echo
