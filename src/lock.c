@@ -27,6 +27,7 @@
 #include "lease.h"
 #include "log.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* Set up l for NAME under prefix on n servers (the connections stay the
  * caller's).  Returns 0, or -1 when out of memory. */
@@ -76,7 +77,8 @@ acquire_kind(const redisReply *p)
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
 	k = reply_int(p, 0);
-	return k == 3 || k == 4 || k == 5 ? 0 : (int)k;
+	return k == ACQUIRE_SELF_SHARED || k == ACQUIRE_FAILOVER_HELD ||
+	    k == ACQUIRE_HELD_BACK ? ACQUIRE_BUSY : (int)k;
 }
 
 /* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2). */
@@ -239,7 +241,7 @@ held_back(const struct lock *l, const redisReply *p, struct lock_outcome *o)
 	long long ms;
 
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
-	    reply_int(p, 0) != 5)
+	    reply_int(p, 0) != ACQUIRE_HELD_BACK)
 		return 0;
 	ms = reply_int(p, 1) > 0 ? reply_int(p, 1) : 1;
 	if (o->hold_ms <= 0 || ms < o->hold_ms)
@@ -275,7 +277,7 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 			continue;
 		}
 		count[k]++;
-		if (k == 0 && reply_int(p, 0) == 3)
+		if (k == ACQUIRE_BUSY && reply_int(p, 0) == ACQUIRE_SELF_SHARED)
 			o->self_shared = 1;
 		if (k == 0) {
 			long long t = reply_int(p, 1);
