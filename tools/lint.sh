@@ -19,7 +19,8 @@
 #   - completions: zsh -n and fish -n on the zsh and fish completions
 #     (where zsh and fish are installed)
 #   - shape: no src/*.c over 600 lines, no function over 80 lines (the
-#     sizes at which a file or a function stops being read at once)
+#     sizes at which a file or a function stops being read at once);
+#     src/scripts.c, generated, is left out
 #
 # Usage: tools/lint.sh [STEP...]            (default: every step)
 # Every step runs even when an earlier one failed; a step whose tool is
@@ -164,6 +165,8 @@ step_completions() {
 step_shape() {
 	local status=0 f
 	for f in src/*.c; do
+		# Generated from src/lua/, whose files are the ones read.
+		[[ $f == src/scripts.c ]] && continue
 		if (($(wc -l <"$f") > 600)); then
 			echo "lint: $f has $(wc -l <"$f") lines (at most 600)" >&2
 			status=1
