@@ -107,9 +107,9 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		int left = 0;
 
 		for (int i = 0; i < l->n; i++) {
-			skip[i] = !split[i] ||
+			skip[i] = (char)(!split[i] ||
 			    (s > 0 && code[i] != TOKEN_DONE &&
-			    code[i] != TOKEN_STOP);
+			    code[i] != TOKEN_STOP));
 			left += !skip[i];
 		}
 		if (left == 0)
