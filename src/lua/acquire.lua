@@ -3,10 +3,10 @@
 -- which asks the least of the server (bench G4): SET NX first, and few
 -- arguments.
 --
--- KEYS: K, fence, meta, waiting, xwait (enum acquire_key).
+-- KEYS: K, fence, meta, waiting, xwait.
 -- ARGV: token, ttl, the record's tail, and how the request waits: '' it
 --   does not, else 'w' ('W' once a busy attempt queued it) and its
---   waiter id (enum acquire_arg).
+--   waiter id.
 -- Returns the fence granted (an integer), {0, pttl} someone else holds
 -- it, or {5, ms} NAME is held back (lib/grant.lua).
 --

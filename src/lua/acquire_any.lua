@@ -1,13 +1,12 @@
 -- Take the lock if it is free, any request: acquire.lua's, and on a
 -- quorum, with inherited tokens or with the failover guard.
 --
--- KEYS: K, fence, meta, xwait, holders, waiting (enum acquire_any_key).
+-- KEYS: K, fence, meta, xwait, holders, waiting.
 -- ARGV: token, ttl, '1' when the counter must linger after each grant
 --   (a quorum: see the top of proto.c) else '0', the record's tail (see
 --   lib/holder_record.lua), queue ms, waiter id, queued, the failover
 --   guard (lib/failover_guard.lua), mark ms, how long the record lives
---   (the TTL, and --lock-delay's delay), then inherited tokens (enum
---   acquire_any_arg).
+--   (the TTL, and --lock-delay's delay), then inherited tokens.
 -- Returns the fence (an integer) granted, {2, fence, token} one of the
 -- inherited tokens holds it, {3, 0} one of them holds it shared (an
 -- exclusive request would wait for itself), {0, pttl} someone else
