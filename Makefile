@@ -21,7 +21,7 @@ TLS_PKG   = openssl
 BUILD_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev
 DEBIAN_PKGS = $(BUILD_PKGS) \
 	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux prometheus prometheus-node-exporter curl faketime
+	tmux prometheus prometheus-node-exporter curl faketime lua-check
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -43,8 +43,7 @@ override LDLIBS += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 endif
 
 SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_env.c src/url.c \
-	src/conn.c src/exec.c src/tls.c src/proto.c src/quorum.c src/proto_shared.c \
-	src/proto_sched.c src/proto_view.c \
+	src/conn.c src/exec.c src/tls.c src/proto.c src/scripts.c src/quorum.c \
 	src/cluster.c src/topology.c src/sentinel.c src/failover.c src/lock.c \
 	src/hold.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
@@ -58,7 +57,7 @@ OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
-UNIT_OBJS += src/config_monitor.o src/config_opts.o
+UNIT_OBJS += src/config_monitor.o src/config_opts.o src/scripts.o src/sha1.o
 
 all: redlock
 
@@ -69,6 +68,11 @@ redlock: $(OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(OBJS): src/*.h | have-deps
+
+# The server scripts' C file (src/lua/README): committed, and made again
+# when a script changes; `make lint` checks that it is up to date.
+src/scripts.c: tools/luagen.sh src/proto.h $(wildcard src/lua/*.lua src/lua/lib/*.lua)
+	tools/luagen.sh c >$@.tmp && mv $@.tmp $@
 
 # A plain build installs nothing: it names the pkg-config modules it
 # cannot find and stops.

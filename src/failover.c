@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "scripts.h"
 
 /*
  * How long a waiter on a Sentinel URL keeps trying while no master can
@@ -68,7 +69,7 @@ failover_guarded(const struct lock *l)
 }
 
 /*
- * The guard's argument of acquire_any_lua (ARGV[8]): the length of
+ * The guard's argument of acquire_any.lua (ARGV[8]): the length of
  * the key prefix when any of l's servers is reached through Sentinel,
  * else "" (no guard).
  */
@@ -101,7 +102,7 @@ failover_held_back(const struct conn *c, const redisReply *p,
 	long long left, since;
 
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 3 ||
-	    reply_int(p, 0) != 4)
+	    reply_int(p, 0) != ACQUIRE_FAILOVER_HELD)
 		return 0;
 	left = reply_int(p, 1);
 	since = reply_int(p, 2);

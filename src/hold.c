@@ -14,6 +14,7 @@
 #include "lease.h"
 #include "log.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* How long a release, extend or undo waits for its replies.  Inside a
  * wait bounded by -w (l->deadline), no longer than that, but long
@@ -56,7 +57,7 @@ lock_record_ms(const struct lock *l)
 }
 
 /* A renewal's outcome on a server that gave no usable reply (the
- * others: the script's, 1 or 2 renewed, else see renew_lua). */
+ * others: the script's, enum token_reply in scripts.h). */
 #define RENEW_NONE 9
 
 static int
@@ -107,7 +108,8 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 
 		for (int i = 0; i < l->n; i++) {
 			skip[i] = (char)(!split[i] ||
-			    (s > 0 && code[i] != 1 && code[i] != 2));
+			    (s > 0 && code[i] != TOKEN_DONE &&
+			    code[i] != TOKEN_STOP));
 			left += !skip[i];
 		}
 		if (left == 0)
@@ -123,7 +125,7 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 			/* Later steps: no reply fails the renewal; K not
 			 * held shared loses it; metadata may ask to stop. */
 			if (!skip[i] && (s == 0 || c == RENEW_NONE ||
-			    (l->shared && c != 1)))
+			    (l->shared && c != TOKEN_DONE)))
 				code[i] = c;
 		}
 		conn_req_clear(r, l->n);
@@ -176,15 +178,17 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	for (int i = 0; i < l->n; i++) {
 		if (code[i] == RENEW_NONE)
 			continue;
-		if (code[i] == 1 || code[i] == 2) {
+		if (code[i] == TOKEN_DONE || code[i] == TOKEN_STOP) {
 			ok++;
-			o->stop |= code[i] == 2;
+			o->stop |= code[i] == TOKEN_STOP;
 			continue;
 		}
 		gone++;
 		snprintf(o->err, sizeof(o->err), "%s: %s", l->conns[i].name,
-		    code[i] == 0 ? "the lock is held by another token" :
-		    code[i] == -2 ? "the lock is held shared by others" :
+		    code[i] == TOKEN_OTHER ?
+		    "the lock is held by another token" :
+		    code[i] == TOKEN_SHARED ?
+		    "the lock is held shared by others" :
 		    "the lock is gone");
 	}
 	*lost = l->n - gone < l->quorum;
@@ -232,11 +236,11 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 			continue;
 		done[i] = (char)(p != NULL || r[i].timed_out);
 		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
-			ok += p->integer > 0;
-			o->stop |= p->integer == 2 && (s == SCRIPT_RENEW ||
-			    s == SCRIPT_SH_RENEW);
-			*others += p->integer == 0;
-			*shared += p->integer == -2;
+			ok += p->integer >= TOKEN_DONE;
+			o->stop |= p->integer == TOKEN_STOP &&
+			    (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW);
+			*others += p->integer == TOKEN_OTHER;
+			*shared += p->integer == TOKEN_SHARED;
 		} else if (p != NULL && p->type != REDIS_REPLY_ERROR)
 			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
 	}

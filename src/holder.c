@@ -87,8 +87,8 @@ put_fields(char *p, const char *const *field, int n)
 
 /* Build the exclusive holder's record tail in rec (HOLDER_RECORD_MAX
  * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start", and with
- * --lock-delay "\0delay" (see LUA_RECORD in proto_view.c, and
- * LUA_HOLD_PARSE).
+ * --lock-delay "\0delay" (see src/lua/lib/holder_record.lua and
+ * hold_parse.lua).
  * Returns its length. */
 size_t
 holder_record(const struct lock *l, char *rec)

@@ -15,7 +15,7 @@
 /* How long an operator's command waits for the servers. */
 #define INSPECT_TIMEOUT_MS 2000
 
-/* Apply one of the fields that scheduling adds to a view (proto_inspect_lua);
+/* Apply one of the fields that scheduling adds to a view (src/lua/inspect.lua);
  * returns 0 when f is not one. */
 static int
 view_sched(struct lock_sched *s, const char *f, const char *val)
@@ -75,7 +75,7 @@ view_meta(struct lock_view *v, const redisReply *h, const char *prefix)
 	}
 }
 
-/* A shared lock's reply (see proto_inspect_lua): every live holder into
+/* A shared lock's reply (see src/lua/inspect.lua): every live holder into
  * v->holders.  Returns 0, or -1 when out of memory. */
 static int
 view_holders(struct lock_view *v, const redisReply *p)
@@ -201,7 +201,7 @@ inspect_forget_fence(struct lock *l, struct lock_outcome *o)
 /*
  * The view that a quorum of servers agrees on, or NULL.  Among the
  * servers holding that token, the fence most of them record is the
- * grant's: a majority carries it (see bump_lua in proto.c), while a
+ * grant's: a majority carries it (see src/lua/bump.lua), while a
  * server whose reply came too late to count may record its own.
  */
 const struct lock_view *

@@ -8,7 +8,7 @@
  * path; what the replies mean is decoded here, whether enough servers
  * said it is quorum_decide()'s.  Waiting between attempts is wait.c's.
  * A shared hold (-s, --limit; one server) runs scripts of its own
- * (proto_shared.c) that answer as the exclusive ones do, so it takes
+ * (src/lua/sh_*.lua) that answer as the exclusive ones do, so it takes
  * the same paths; release and extend by a token that may be either try
  * the exclusive script first and, when the lock is held shared, the
  * shared one.
@@ -27,6 +27,7 @@
 #include "lease.h"
 #include "log.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* Set up l for NAME under prefix on n servers (the connections stay the
  * caller's).  Returns 0, or -1 when out of memory. */
@@ -76,7 +77,8 @@ acquire_kind(const redisReply *p)
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
 	k = reply_int(p, 0);
-	return k == 3 || k == 4 || k == 5 ? 0 : (int)k;
+	return k == ACQUIRE_SELF_SHARED || k == ACQUIRE_FAILOVER_HELD ||
+	    k == ACQUIRE_HELD_BACK ? ACQUIRE_BUSY : (int)k;
 }
 
 /* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2). */
@@ -120,7 +122,7 @@ acquire_settled(const struct conn_req *r, int n, const void *arg)
 	return acquire_decided(n, count, pending);
 }
 
-/* Raise the fencing counters to l->fence; see bump_lua.  Returns how
+/* Raise the fencing counters to l->fence; see src/lua/bump.lua.  Returns how
  * many servers did. */
 static int
 fence_bump(struct lock *l, struct lock_outcome *o)
@@ -160,7 +162,7 @@ inherits(const struct lock *l)
  * scripts take it as their record's tail, built in rec, of HOLDER_RECORD_MAX
  * bytes; the shared one field by field), how the request waits, and the
  * tokens we inherited (for re-entrance).  The usual request, exclusive
- * on one server, is acquire_lua's, with as few arguments as it needs
+ * on one server, is acquire.lua's, with as few arguments as it needs
  * (each costs the server): its way of waiting is built in wait, of
  * LOCK_TOKEN_LEN + 2 bytes.
  */
@@ -239,7 +241,7 @@ held_back(const struct lock *l, const redisReply *p, struct lock_outcome *o)
 	long long ms;
 
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
-	    reply_int(p, 0) != 5)
+	    reply_int(p, 0) != ACQUIRE_HELD_BACK)
 		return 0;
 	ms = reply_int(p, 1) > 0 ? reply_int(p, 1) : 1;
 	if (o->hold_ms <= 0 || ms < o->hold_ms)
@@ -275,7 +277,7 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 			continue;
 		}
 		count[k]++;
-		if (k == 0 && reply_int(p, 0) == 3)
+		if (k == ACQUIRE_BUSY && reply_int(p, 0) == ACQUIRE_SELF_SHARED)
 			o->self_shared = 1;
 		if (k == 0) {
 			long long t = reply_int(p, 1);

@@ -1,9 +1,9 @@
 /*
  * once.c - --once-per PERIOD (SPEC section 15): at most one successful
  * run of NAME per period of the server's clock.  The release after a
- * successful run records the server's time (proto_release_done_lua);
+ * successful run records the server's time (src/lua/release_done.lua);
  * a run that gets the lock first asks whether that time falls in the
- * current period (proto_once_lua), and if so gives the lock back and skips
+ * current period (src/lua/once.lua), and if so gives the lock back and skips
  * its command.  Periods are aligned to the epoch of the server's clock,
  * so every host agrees on them whatever its own clock says.
  *

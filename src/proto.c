@@ -11,15 +11,15 @@
  *                   and an exclusive request waits
  *   base "\0fence"  the fencing counter; it expires PROTO_FENCE_LINGER_MS
  *                   after it was seeded, or, where a quorum may have
- *                   raised it (bump_lua) and for shared holds, that long
- *                   after each grant (see below)
+ *                   raised it (src/lua/bump.lua) and for shared holds,
+ *                   that long after each grant (see below)
  *   base "\0holder" the exclusive holder's record (fence and metadata:
- *                   see LUA_RECORD in proto_view.c), a string granted
- *                   with K's first lease; renewals extend it past K's,
+ *                   see src/lua/lib/holder_record.lua), a string
+ *                   granted with K's first lease; renewals extend it past K's,
  *                   by at most the longer of a TTL and RECORD_SLACK_MS
  *                   (lock.c), and only when K's new lease would come
  *                   near its end (renew.c); with --lock-delay, by
- *                   exactly the delay at every renewal (proto_sched.c)
+ *                   exactly the delay at every renewal (src/lua/README)
  *   base "\0wake"   a list that releases push to, waiters BLPOP; it
  *                   lingers PROTO_WAKE_LINGER_MS
  *   base "\0waiting" the waiters between two attempts: a sorted set of
@@ -43,18 +43,19 @@
  *                   the holders' leases; each holder is also marked
  *                   where its renewal looks: an exclusive holder's K
  *                   becomes token .. "\0stop" (its TTL kept: see
- *                   LUA_UNMARK), a shared holder's hmeta gets TOKEN:stop
+ *                   lib/unmark.lua), a shared holder's hmeta gets TOKEN:stop
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
  *   base "\0done"   --once-per: the server's ms of NAME's last success,
  *                   written by the release after a successful run and
- *                   living until the end of that period (proto_sched.c)
+ *                   living until the end of that period
+ *                   (src/lua/release_done.lua)
  * where base puts them in K's Redis Cluster hash slot, for every NAME
  * (see aux_key()), so that every script runs on one node.  An
  * argv string cannot hold a NUL byte, so no NAME can collide with them.
  *
  * How NAME is held back while K is free (--lock-delay, --replace) is
- * told at the top of proto_sched.c.
+ * told in src/lua/README.
  *
  * Shared holders and the exclusive holder never coexist: K is either a
  * token or the marker.  Exclusive scripts never read the shared keys on
@@ -97,237 +98,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scripts.h"
 #include "sha1.h"
 #include "slot.h"
 
-/* The end of a grant, K just taken: the fence from the counter
- * (KEYS[2]), seeded from the server's clock when missing, then the
- * holder's record (KEYS[3]) from the record's tail rec (see LUA_RECORD),
- * living px ms (the first renewal extends it).  The fence is left in f.
- * Numbers are formatted as integers ('%d': a fence is below 2^53) and
- * passed on as the strings they came in, since formatting a float costs
- * the server more than a call.  The record is set NX: one already there
- * while K was free is a lost holder's or the hold marker, which may
- * hold this request (of waiter id) back (LUA_HOLD: see "Held back"
- * above); then K is given back and held is set to the ms to wait (the
- * script declares it), else the grant goes on. */
-#define LUA_GRANT(rec, px, id) \
-    "local f = redis.call('INCR', KEYS[2])\n" \
-    "if f == 1 then\n" \
-    "  local t = redis.call('TIME')\n" \
-    "  f = t[1] * 1000000 + t[2] + 1\n" \
-    "  redis.call('SET', KEYS[2], string.format('%d', f), 'PX', '" \
-    PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n" \
-    "end\n" \
-    "if not redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ",\n" \
-    "    'NX', 'PX', " px ") then\n" \
-    "  local m = redis.call('GET', KEYS[3]) or ''\n" \
-    "  local t = redis.call('TIME')\n" \
-    "  local now = t[1] * 1000 + math.floor(t[2] / 1000)\n" \
-    LUA_HOLD("KEYS[3]", id) \
-    "  if hold > 0 then\n" \
-    "    redis.call('DEL', KEYS[1])\n" \
-    "    held = hold\n" \
-    "  else\n" \
-    "    redis.call('SET', KEYS[3], string.format('%d', f) .. " rec ", 'PX', " \
-    px ")\n" \
-    "  end\n" \
-    "end\n"
-
-/*
- * Take the lock if it is free: the usual request (one server, no
- * inherited token, no failover guard; the others are acquire_any_lua's),
- * which asks the least of the server (bench G4): SET NX first, and few
- * arguments.  KEYS: K, fence, meta, waiting, xwait.  ARGV: token, ttl,
- * the record's tail, and how the request waits: '' it does not, else 'w'
- * ('W' once a busy attempt queued it) and its waiter id.  Returns the
- * fence granted (an integer), {0, pttl} someone else holds it, or {5,
- * ms} NAME is held back (LUA_GRANT).  A busy request that waits joins
- * the waiters (KEYS[4]), so that a release wakes it, and the waiting
- * writers (KEYS[5]), so that shared requests wait behind it, both for
- * PROTO_WAIT_MARK_MS (scored by when that lapses, server ms); a queued
- * request's grant leaves both.
- */
-static const char acquire_lua[] =
-    "local held\n"
-    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    LUA_GRANT("ARGV[3]", "ARGV[2]", "string.sub(ARGV[4], 2)")
-    "  if not held then\n"
-    "    if string.byte(ARGV[4]) == 87 then\n"
-    "      local id = string.sub(ARGV[4], 2)\n"
-    "      redis.call('ZREM', KEYS[5], id)\n"
-    "      redis.call('ZREM', KEYS[4], id)\n"
-    "    end\n"
-    "    return f\n"
-    "  end\n"
-    "end\n"
-    "if ARGV[4] ~= '' then\n"
-    "  local id, t = string.sub(ARGV[4], 2), redis.call('TIME')\n"
-    "  local lapse = t[1] * 1000 + math.floor(t[2] / 1000) +\n"
-    "    " PROTO_STR(PROTO_WAIT_MARK_MS) "\n"
-    "  redis.call('ZADD', KEYS[5], lapse, id)\n"
-    "  redis.call('PEXPIRE', KEYS[5], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
-    "  redis.call('ZADD', KEYS[4], lapse, id)\n"
-    "  redis.call('PEXPIRE', KEYS[4], '" PROTO_STR(PROTO_WAIT_MARK_MS) "')\n"
-    "end\n"
-    "if held then return {5, held} end\n"
-    "return {0, redis.call('PTTL', KEYS[1])}\n";
-
-/*
- * Take the lock if it is free, any request: acquire_lua's, and on a
- * quorum, with inherited tokens or with the failover guard.  KEYS: K,
- * fence, meta, xwait, holders, waiting.  ARGV: token, ttl, '1' when the
- * counter must linger after each grant (a quorum: see the top) else '0',
- * the record's tail (see
- * LUA_RECORD), queue ms, waiter id, queued, the failover guard (below),
- * mark ms, how long the record lives (the TTL, and --lock-delay's
- * delay), then inherited tokens.  Returns the fence (an integer)
- * granted, {2, fence, token} one of the inherited tokens holds it, {3,
- * 0} one of them holds it shared (an exclusive request would wait for
- * itself), {0, pttl} someone else holds it, {4, ms left, ms since} the
- * failover guard holds grants back, {5, ms} a lost holder's delay or a
- * --replace claim does (LUA_GRANT).  A busy request with queue ms > 0
- * enters the waiting writers (xwait) under its waiter id for that long;
- * a busy request that will wait (mark ms > 0) joins the waiters
- * (KEYS[6]) under the same id, scored by when that lapses (server ms),
- * so that a release wakes it.  Once queued (ARGV[7] == '1') its grant
- * leaves both.
- *
- * With no inherited token and no guard, the grant is SET NX first.
- *
- * The failover guard (SPEC section 9; failover.c says why it is safe).
- * ARGV[8] is '' (no guard: a plain server pays nothing) or the length
- * of the key prefix; the guard's record is the hash prefix .. "\0failover"
- * (no NAME can make that key: a NAME holds no NUL byte) with fields
- * replid (the replication id of the master that last granted), ttl
- * (the longest TTL granted, with its --lock-delay: a loss that the
- * failover hides from the new master still holds NAME back that long
- * after the lease), since and until (server ms: when another
- * replication id was first seen, and until when grants wait).
- */
-static const char acquire_any_lua[] =
-    LUA_UNMARK
-    "local held\n"
-    "local function busy(v)\n"
-    "  v = unmark(v)\n"
-    "  for i = 11, #ARGV do\n"
-    "    if ARGV[i] == v then\n"
-    "      return {2, " LUA_FENCE_OF("redis.call('GET', KEYS[3])") ", v}\n"
-    "    end\n"
-    "  end\n"
-    "  if v == '\\0shared' then\n"
-    "    for i = 11, #ARGV do\n"
-    "      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end\n"
-    "    end\n"
-    "  end\n"
-    "  local now\n"
-    "  if ARGV[5] ~= '0' or ARGV[9] ~= '0' then\n"
-    "    local t = redis.call('TIME')\n"
-    "    now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "  end\n"
-    "  if ARGV[5] ~= '0' then\n"
-    "    redis.call('ZADD', KEYS[4], now + ARGV[5], ARGV[6])\n"
-    "    redis.call('PEXPIRE', KEYS[4], ARGV[5])\n"
-    "  end\n"
-    "  if ARGV[9] ~= '0' then\n"
-    "    redis.call('ZADD', KEYS[6], now + ARGV[9], ARGV[6])\n"
-    "    redis.call('PEXPIRE', KEYS[6], ARGV[9])\n"
-    "  end\n"
-    "  if held then return {5, held} end\n"
-    "  return {0, redis.call('PTTL', KEYS[1])}\n"
-    "end\n"
-    "if #ARGV < 11 and ARGV[8] == '' then\n"
-    "  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    "    return busy(false)\n"
-    "  end\n"
-    "else\n"
-    "  local v = redis.pcall('GET', KEYS[1])\n"
-    "  if type(v) == 'table' then v = '\\0other' end\n"
-    "  if v then return busy(v) end\n"
-    LUA_FAILOVER_GUARD("8", "10")
-    "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-    "end\n"
-    LUA_GRANT("ARGV[4]", "ARGV[10]", "ARGV[6]")
-    "if held then return busy(false) end\n"
-    "if ARGV[7] == '1' then\n"
-    "  redis.call('ZREM', KEYS[4], ARGV[6])\n"
-    "  redis.call('ZREM', KEYS[6], ARGV[6])\n"
-    "end\n"
-    "if ARGV[3] == '1' then\n"
-    "  redis.call('PEXPIRE', KEYS[2], '" PROTO_STR(PROTO_FENCE_LINGER_MS) "')\n"
-    "end\n"
-    "return f\n";
-
-/*
- * Reset the lease to ARGV[2] ms if token ARGV[1] holds it (renewal and
- * extend), and with KEYS[2] the record's to ARGV[3] ms (the record
- * outlives K, so that most renewals need not touch it: renew.c; as
- * SCRIPT_RENEW_LEASE they pass K alone).  KEYS: K, meta: keys that exist
- * while the lock is held, so that a renewal runs on the node that has
- * them while a Redis Cluster migrates the slot (a key missing there
- * would answer TRYAGAIN or ASK).  Returns 1, or 2 when an operator asked
- * this holder to stop (redlock stop marked K); else 0 held by another
- * token, -2 held shared, -1 free.
- */
-static const char renew_lua[] =
-    LUA_TOKEN_HOLDS
-    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "if KEYS[2] then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end\n"
-    "if stop then return 2 end\n"
-    "return 1\n";
-
-/*
- * Release if token ARGV[1] holds the lock (LUA_RELEASE, keep ARGV[2]).
- * KEYS: K, meta, wake, waiting, hmeta.  Returns 1 released, 2 left to
- * expire, 0 held by another token, -2 held shared, -1 free.
- */
-static const char release_lua[] =
-    LUA_TOKEN_HOLDS LUA_RELEASE("ARGV[2]");
-
-/*
- * Quorum mode: raise the fencing counter to the fence of this grant
- * (the largest among the granting servers).  Once a majority holds a
- * counter at least this high, every later grant, whose majority shares
- * a server with this one, mints a larger fence.  The holder's record
- * takes the fence too.  KEYS: fence, meta.  ARGV: fence, its linger.
- * Returns 1.
- */
-static const char bump_lua[] =
-    "if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then\n"
-    "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-    "end\n"
-    "local m = redis.call('GET', KEYS[2])\n"
-    "local e = m and string.find(m, '\\0', 1, true)\n"
-    "local ms = redis.call('PTTL', KEYS[2])\n"
-    "if e and ms > 0 then\n"
-    "  redis.call('SET', KEYS[2], ARGV[1] .. string.sub(m, e), 'PX', ms)\n"
-    "end\n"
-    "return 1\n";
-
-/*
- * Reset the holder's record (KEYS[1], meta) to ARGV[2] ms if it is
- * token ARGV[1]'s: renew_lua's second half, on its own, for a renewal
- * while a Redis Cluster migrates the slot and K and the record are on
- * two nodes (lock.c; K was renewed first).  Returns 1, or 0 when the
- * record is not the token's.
- */
-static const char renew_record_lua[] =
-    "local m = redis.pcall('GET', KEYS[1])\n"
-    "if type(m) ~= 'string' then return 0 end\n"
-    "local e = string.find(m, '\\0', 1, true)\n"
-    "if not e or string.sub(m, e + 1, e + #ARGV[1] + 1) ~= ARGV[1] .. '\\0' then\n"
-    "  return 0\n"
-    "end\n"
-    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "return 1\n";
-
+/* The scripts of enum script (src/lua/: see scripts.h). */
 static const char *const scripts[SCRIPT_COUNT] = {
-	acquire_lua, acquire_any_lua, renew_lua, renew_lua, release_lua,
-	bump_lua, proto_inspect_lua,
-	proto_sh_acquire_lua, proto_sh_renew_lua, proto_sh_release_lua,
-	proto_stop_lua, proto_notify_lua, proto_release_done_lua, proto_once_lua,
-	renew_record_lua, proto_sh_renew_set_lua, proto_sh_renew_mark_lua,
-	proto_sh_renew_meta_lua
+	lua_acquire, lua_acquire_any, lua_renew, lua_renew, lua_release,
+	lua_bump, lua_inspect, lua_sh_acquire, lua_sh_renew, lua_sh_release,
+	lua_stop, lua_notify, lua_release_done, lua_once, lua_renew_record,
+	lua_sh_renew_set, lua_sh_renew_mark, lua_sh_renew_meta
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -464,24 +244,31 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 
 /*
  * Start a fresh vector: EVALSHA of script s with the keys of k that it
- * takes, in the order of the script's KEYS comment (the letters below:
- * K, fence, meta, wake, waiting (a), holders, hmeta, xwait (q), xwake,
- * stop, stopped (d), done (o)).  This table is the one place that says
- * which keys a script has.
+ * takes, in the order of the script's KEYS (scripts.h: SCRIPT_KEYS_...,
+ * the one place that says which keys a script has).
  */
 void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
-	static const char order[SCRIPT_COUNT][10] = {	/* 9 keys at most */
-		[SCRIPT_ACQUIRE] = "kfmaq", [SCRIPT_ACQUIRE_ANY] = "kfmqha",
-		[SCRIPT_RENEW] = "km", [SCRIPT_RENEW_LEASE] = "k",
-		[SCRIPT_RELEASE] = "kmwaH", [SCRIPT_BUMP] = "fm",
-		[SCRIPT_INSPECT] = "kmwhHa", [SCRIPT_SH_ACQUIRE] = "kfmhHqwxa",
-		[SCRIPT_SH_RENEW] = "khH", [SCRIPT_SH_RELEASE] = "khHwfqx",
-		[SCRIPT_STOP] = "khsHm", [SCRIPT_NOTIFY] = "d",
-		[SCRIPT_RELEASE_DONE] = "kmwaHo", [SCRIPT_ONCE] = "o",
-		[SCRIPT_RENEW_RECORD] = "m", [SCRIPT_SH_RENEW_SET] = "h",
-		[SCRIPT_SH_RENEW_MARK] = "k", [SCRIPT_SH_RENEW_META] = "H",
+	static const char order[SCRIPT_COUNT][SCRIPT_KEYS_MAX + 1] = {
+		[SCRIPT_ACQUIRE] = SCRIPT_KEYS_ACQUIRE,
+		[SCRIPT_ACQUIRE_ANY] = SCRIPT_KEYS_ACQUIRE_ANY,
+		[SCRIPT_RENEW] = SCRIPT_KEYS_RENEW,
+		[SCRIPT_RENEW_LEASE] = SCRIPT_KEYS_RENEW_LEASE,
+		[SCRIPT_RELEASE] = SCRIPT_KEYS_RELEASE,
+		[SCRIPT_BUMP] = SCRIPT_KEYS_BUMP,
+		[SCRIPT_INSPECT] = SCRIPT_KEYS_INSPECT,
+		[SCRIPT_SH_ACQUIRE] = SCRIPT_KEYS_SH_ACQUIRE,
+		[SCRIPT_SH_RENEW] = SCRIPT_KEYS_SH_RENEW,
+		[SCRIPT_SH_RELEASE] = SCRIPT_KEYS_SH_RELEASE,
+		[SCRIPT_STOP] = SCRIPT_KEYS_STOP,
+		[SCRIPT_NOTIFY] = SCRIPT_KEYS_NOTIFY,
+		[SCRIPT_RELEASE_DONE] = SCRIPT_KEYS_RELEASE_DONE,
+		[SCRIPT_ONCE] = SCRIPT_KEYS_ONCE,
+		[SCRIPT_RENEW_RECORD] = SCRIPT_KEYS_RENEW_RECORD,
+		[SCRIPT_SH_RENEW_SET] = SCRIPT_KEYS_SH_RENEW_SET,
+		[SCRIPT_SH_RENEW_MARK] = SCRIPT_KEYS_SH_RENEW_MARK,
+		[SCRIPT_SH_RENEW_META] = SCRIPT_KEYS_SH_RENEW_META,
 	};
 
 	if (shas[s][0] == '\0')

@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "print.h"
 #include "quorum.h"
+#include "scripts.h"
 #include "sha1.h"
 
 /* How long a record outlives its last write: five weeks, so that a
@@ -39,49 +40,7 @@
  * given up leaves nothing behind a while later. */
 #define RECORD_LINGER_MS (35LL * 24 * 3600 * 1000)
 
-/*
- * Keep a run or a skip.  KEYS: the record, K, the holder's record
- * (proto.c).  ARGV: linger ms, NAME, K, host, outcome, time (ms); a run
- * adds pid, user, exit status, start ms, duration ms, wait ms, fence.
- * A run returns 0.  A skip returns {skips since the last run, state}:
- * state 0 NAME is free now, 2 held by another client, 3 held shared,
- * or 1 followed by the exclusive holder's host, pid, user and start
- * (from its record, never its token).
- */
-static const char record_lua[] =
-    "local r = KEYS[1]\n"
-    "redis.call('HSET', r, 'name', ARGV[2], 'key', ARGV[3],\n"
-    "  'updated_ms', ARGV[6])\n"
-    "redis.call('HINCRBY', r, 'runs_' .. ARGV[5], 1)\n"
-    "if #ARGV > 6 then\n"
-    "  redis.call('HSET', r, 'host', ARGV[4], 'outcome', ARGV[5],\n"
-    "    'end_ms', ARGV[6], 'pid', ARGV[7], 'user', ARGV[8],\n"
-    "    'exit_status', ARGV[9], 'start_ms', ARGV[10],\n"
-    "    'duration_ms', ARGV[11], 'wait_ms', ARGV[12], 'fence', ARGV[13],\n"
-    "    'skips', '0')\n"
-    "  if ARGV[5] == 'ok' then\n"
-    "    redis.call('HSET', r, 'success_ms', ARGV[6], 'success_host', ARGV[4])\n"
-    "  end\n"
-    "  redis.call('PEXPIRE', r, ARGV[1])\n"
-    "  return 0\n"
-    "end\n"
-    "local n = redis.call('HINCRBY', r, 'skips', 1)\n"
-    "redis.call('HSET', r, 'skip_ms', ARGV[6], 'skip_host', ARGV[4])\n"
-    "redis.call('PEXPIRE', r, ARGV[1])\n"
-    "if redis.call('TYPE', KEYS[2])['ok'] ~= 'string' then return {n, 0} end\n"
-    "local v = redis.call('GET', KEYS[2])\n"
-    "if v == '\\0shared' then return {n, 3} end\n"
-    "if string.sub(v, -5) == '\\0stop' then v = string.sub(v, 1, -6) end\n"
-    "local m = redis.call('GET', KEYS[3])\n"
-    "if not m then return {n, 2} end\n"
-    "local f, pos = {}, 1\n"
-    "for i = 1, 8 do\n"
-    "  local e = string.find(m, '\\0', pos, true) or #m + 1\n"
-    "  f[i] = string.sub(m, pos, e - 1)\n"
-    "  pos = e + 1\n"
-    "end\n"
-    "if f[2] ~= v then return {n, 2} end\n"
-    "return {n, 1, f[4], f[5], f[6], f[8]}\n";
+/* The script that keeps a run or a skip is src/lua/record.lua. */
 
 /* The record's key for lock key K (keylen bytes): malloc'd, or NULL. */
 char *
@@ -91,7 +50,7 @@ record_key(const char *key, size_t keylen, size_t *len)
 }
 
 /*
- * Run record_lua with the arguments in a (from its fourth: the keys
+ * Run lua_record with the arguments in a (from its fourth: the keys
  * and ARGV) on every server, once by name and, where a server does not
  * know it, by body.  Fills r[0..l->n).  Returns how many servers
  * answered with something other than an error.
@@ -105,7 +64,7 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 	int ok = 0, again = 0;
 
 	if (sha[0] == '\0')
-		sha1_hex(record_lua, strlen(record_lua), sha);
+		sha1_hex(lua_record, strlen(lua_record), sha);
 	a->argv[1] = sha;
 	a->len[1] = 40;
 	quorum_exec(l->conns, l->n, a, r, clock_ms() + l->op_timeout, -1,
@@ -117,8 +76,8 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 
 		a->argv[0] = "EVAL";
 		a->len[0] = 4;
-		a->argv[1] = record_lua;
-		a->len[1] = strlen(record_lua);
+		a->argv[1] = lua_record;
+		a->len[1] = strlen(lua_record);
 		quorum_exec(l->conns, l->n, a, r2, clock_ms() + l->op_timeout,
 		    -1, NULL, skip, err, errlen);
 		for (int i = 0; i < l->n; i++)

@@ -11,6 +11,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "scripts.h"
+#include "sha1.h"
 #include "url.h"
 
 extern char **environ;
@@ -383,6 +385,58 @@ temp_file(const char *s, size_t n)
 	return path;
 }
 
+/*
+ * The SHA-1 of every server script, as the servers name it (EVALSHA).
+ * A script whose text changes gets another name on every server, and
+ * runs that know only the old one see NOSCRIPT: change an entry only
+ * with a deliberate change of that script's text (src/lua/README).
+ */
+static const struct {
+	const char *name, *sha1;
+} script_sha1s[] = {
+	{ "acquire", "49b7fb37571b2c1426a4569210bb353978cacd2c" },
+	{ "acquire_any", "7ccf4c143b1487dac7eb6696950ec05e2d7a2e74" },
+	{ "bump", "4334aff345f15c22a0f86fcbf9b08abf39b8a1c6" },
+	{ "inspect", "95d7942525e385107092b2a028dff1c6c12b71e2" },
+	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
+	{ "once", "a33d36793deff55e1158715127926461d248daba" },
+	{ "record", "9cc961e7183c80d0af4783d6e29838527982ba6a" },
+	{ "release", "3ed25fb00cc8271980cc49264341b795fbe5f45f" },
+	{ "release_done", "8ef229eb9c883ebdb1fe3e8b1cdec6d039e95ad4" },
+	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
+	{ "renew_record", "d2f47c36be5719b4c2e230b9bd50385f0065be7f" },
+	{ "sh_acquire", "c423331ae6f417fd2949d3deb1f080f0ddaeedbc" },
+	{ "sh_release", "f82de48f6c58c9766ca18369a7b8cc06e2c5128a" },
+	{ "sh_renew", "264530d4ab02c0f1d4241aba6ffaa28d933faa25" },
+	{ "sh_renew_mark", "448a654f6c1e27d77a62ac8f6065163a13719406" },
+	{ "sh_renew_meta", "1611b0d573dd62ab9f0a1b8409b44394c836f40c" },
+	{ "sh_renew_set", "94965a2c9047924fa75572d316415511e02bd70b" },
+	{ "stop", "6eab3108a12ab33c76db1f6041734ad3670d0c91" },
+};
+
+/* Every embedded script has the SHA-1 of the list, and every script of
+ * the list is embedded. */
+static void
+script_tests(void)
+{
+	size_t want = sizeof(script_sha1s) / sizeof(script_sha1s[0]), have;
+
+	for (have = 0; lua_scripts[have].name != NULL; have++) {
+		const struct lua_script *s = &lua_scripts[have];
+		const char *sha1 = "(not in the list)";
+		char got[41];
+
+		for (size_t i = 0; i < want; i++)
+			if (strcmp(script_sha1s[i].name, s->name) == 0)
+				sha1 = script_sha1s[i].sha1;
+		sha1_hex(s->text, strlen(s->text), got);
+		ok(strcmp(got, sha1) == 0, "script keeps its SHA-1", s->name);
+		if (strcmp(got, sha1) != 0)
+			printf("# got %s, want %s\n", got, sha1);
+	}
+	ok(have == want, "every listed script is embedded", "lua_scripts");
+}
+
 static void
 config_password_tests(void)
 {
@@ -575,6 +629,7 @@ main(void)
 	config_env_tests();
 	config_tls_tests();
 	config_password_tests();
+	script_tests();
 
 	printf("1..%d\n", n);
 	return failed != 0;

@@ -11,22 +11,26 @@
 #     bash), tests/*.sh, tests/package/*.sh, bench/*.sh, bench/tools/*
 #     (the shell scripts), tools/*.sh, .ci/run, debian/tests/suite
 #   - mandoc: mandoc -Tlint man/redlock.1
+#   - lua: src/scripts.c is what tools/luagen.sh makes of src/lua/, and
+#     luacheck (.luacheckrc) finds nothing in any script as assembled
+#     (into build/lua/), the text the servers run
 #   - options: tests/check-options.sh (--help, man page and completions
 #     agree), against the binary built by the cc step
 #   - completions: zsh -n and fish -n on the zsh and fish completions
 #     (where zsh and fish are installed)
 #   - shape: no src/*.c over 600 lines, no function over 80 lines (the
-#     sizes at which a file or a function stops being read at once)
+#     sizes at which a file or a function stops being read at once);
+#     src/scripts.c, generated, is left out
 #
 # Usage: tools/lint.sh [STEP...]            (default: every step)
 # Every step runs even when an earlier one failed; a step whose tool is
-# missing fails (install: cppcheck clang-tidy shellcheck mandoc).
+# missing fails (install: cppcheck clang-tidy shellcheck mandoc lua-check).
 # Exits 0 when every step found nothing, 1 otherwise.
 
 set -u
 cd "$(dirname "$0")/.." || exit 70
 
-all_steps=(cc cppcheck clang-tidy shellcheck mandoc options completions shape)
+all_steps=(cc cppcheck clang-tidy shellcheck mandoc lua options completions shape)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all_steps[@]}")
 
@@ -115,6 +119,22 @@ step_mandoc() {
 	return "$status"
 }
 
+step_lua() {
+	local out=build/lua status=0
+	need luacheck || return 1
+	mkdir -p build
+	[[ -f build/.gitignore ]] || echo '*' >build/.gitignore
+	rm -rf "$out"
+	tools/luagen.sh lua "$out" || return 1
+	if ! tools/luagen.sh c | cmp -s - src/scripts.c; then
+		echo "lint: src/scripts.c is not what tools/luagen.sh makes" \
+			"of src/lua/: run make and commit it" >&2
+		status=1
+	fi
+	luacheck --quiet --codes --formatter plain "$out"/*.lua || status=1
+	return "$status"
+}
+
 step_options() {
 	local bin=build/lint-gcc/redlock
 	if [[ ! -x tests/check-options.sh ]]; then
@@ -145,6 +165,8 @@ step_completions() {
 step_shape() {
 	local status=0 f
 	for f in src/*.c; do
+		# Generated from src/lua/, whose files are the ones read.
+		[[ $f == src/scripts.c ]] && continue
 		if (($(wc -l <"$f") > 600)); then
 			echo "lint: $f has $(wc -l <"$f") lines (at most 600)" >&2
 			status=1

@@ -1,0 +1,78 @@
+-- What an operator sees of a lock, whoever holds it (status, list,
+-- break): read it (ARGV[1] == '1': and remove it).
+--
+-- KEYS: K, meta, wake, holders, hmeta, waiting.
+-- ARGV: remove ('1' or '0'), wake linger ms.
+-- Returns {} when there is no lock; held exclusively {token, pttl,
+-- {record field, value...}} (with stop, token when redlock stop marked
+-- it); held shared {marker, pttl, {}, {token, pttl...}, {hmeta field,
+-- value...}} with the live holders only; a key of another type {type,
+-- pttl, {}, 'type'}.  What scheduling adds (SPEC section 15) comes as
+-- more field, value pairs of the third element: waiters and standbys
+-- (the live waiters, and those of them whose id starts with 's', a
+-- --respawn's); for a free lock, in a reply of that one element, also
+-- delay (ms left of a lost holder's --lock-delay) with now (the
+-- server's ms), and claim (ms left of a --replace claim).  Removing a
+-- free lock removes what holds it back.
+--@include lib/holder_record.lua
+--@include lib/unmark.lua
+--@include lib/now.lua
+local w, sb, sched = 0, 0, {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6],
+    '(' .. string.format('%d', now), '+inf')) do
+  w = w + 1
+  -- 115: 's'
+  if string.byte(id) == 115 then sb = sb + 1 end
+end
+if w > 0 then
+  sched = {'waiters', string.format('%d', w), 'standbys',
+    string.format('%d', sb)}
+end
+local ty = redis.call('TYPE', KEYS[1])['ok']
+if ty == 'none' then
+  local m = redis.call('GET', KEYS[2])
+  if m then
+--@include lib/hold_parse.lua mk=KEYS[2]
+    if du > now then
+      for _, x in ipairs({'delay', du - now, 'now', now}) do
+        if type(x) == 'number' then x = string.format('%d', x) end
+        table.insert(sched, x)
+      end
+    end
+    if cl ~= '' and cu > now then
+      table.insert(sched, 'claim')
+      table.insert(sched, string.format('%d', cu - now))
+    end
+    if ARGV[1] == '1' and math.max(du, cu) > now then
+      redis.call('DEL', KEYS[2])
+    end
+  end
+  if #sched > 0 then return {sched} end
+  return {}
+end
+local v, stop, r
+if ty ~= 'string' then
+  r = {ty, redis.call('PTTL', KEYS[1]), {}, 'type'}
+else
+  v, stop = unmark(redis.call('GET', KEYS[1]))
+end
+if r then
+elseif v == '\0shared' then
+  local h = redis.call('ZRANGEBYSCORE', KEYS[4],
+    '(' .. string.format('%d', now), '+inf', 'WITHSCORES')
+  for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end
+  r = {v, redis.call('PTTL', KEYS[1]), {}, h,
+    redis.call('HGETALL', KEYS[5])}
+else
+  r = {v, redis.call('PTTL', KEYS[1]),
+    record(redis.call('GET', KEYS[2]), v)}
+  if stop then table.insert(r[3], 'stop'); table.insert(r[3], v) end
+end
+for _, x in ipairs(sched) do table.insert(r[3], x) end
+if ARGV[1] == '1' then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
+  redis.call('RPUSH', KEYS[3], '1')
+  redis.call('LTRIM', KEYS[3], 0, 0)
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return r

@@ -1,0 +1,8 @@
+-- A stopped holder has released: wake redlock stop.
+--
+-- KEYS: stopped.
+-- ARGV: linger ms.
+-- Returns 1.
+redis.call('RPUSH', KEYS[1], '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1

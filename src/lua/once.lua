@@ -1,0 +1,13 @@
+-- --once-per: did NAME succeed in the current period of ARGV[1] ms
+-- (aligned to the epoch in the server's clock)?
+--
+-- KEYS: done.
+-- ARGV: period ms.
+-- Returns {1 yes or 0 no, the last success (server ms, 0 none), now}.
+local d = tonumber(redis.call('GET', KEYS[1]) or '')
+--@include lib/now.lua
+local p = tonumber(ARGV[1])
+if d and math.floor(d / p) == math.floor(now / p) then
+  return {1, d, now}
+end
+return {0, d or 0, now}

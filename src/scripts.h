@@ -1,0 +1,81 @@
+/*
+ * scripts.h - the server-side Lua scripts (the files of src/lua/),
+ * embedded by tools/luagen.sh into src/scripts.c, and what C needs to
+ * know of their
+ * contract: which keys each takes (proto.c's args_script() sends them
+ * in this order) and what their replies mean.  Each script's header
+ * comment in src/lua/ gives its KEYS, ARGV and replies in full.
+ *
+ * Adding a script: src/lua/NAME.lua, its lua_NAME below, an enum script
+ * entry and key list in proto.h/proto.c, its SHA-1 in tests/unit.c.
+ */
+#ifndef REDLOCK_SCRIPTS_H
+#define REDLOCK_SCRIPTS_H
+
+/* One script: its file's name (no .lua) and its text. */
+struct lua_script {
+	const char *name, *text;
+};
+
+/* Every script, ending with { 0, 0 } (tests/unit.c checks their SHA-1). */
+extern const struct lua_script lua_scripts[];
+
+extern const char lua_acquire[], lua_acquire_any[], lua_bump[],
+    lua_inspect[], lua_notify[], lua_once[], lua_record[], lua_release[],
+    lua_release_done[], lua_renew[], lua_renew_record[], lua_sh_acquire[],
+    lua_sh_release[], lua_sh_renew[], lua_sh_renew_mark[],
+    lua_sh_renew_meta[], lua_sh_renew_set[], lua_stop[];
+
+/*
+ * The KEYS of each script, in order, one letter a key of struct keys
+ * (proto.h): k K, f fence, m meta (the holder's record), w wake,
+ * a waiting, h holders, H hmeta, q xwait, x xwake, s stop, d stopped,
+ * o done.  At most SCRIPT_KEYS_MAX keys.
+ */
+#define SCRIPT_KEYS_MAX 9
+#define SCRIPT_KEYS_ACQUIRE "kfmaq"
+#define SCRIPT_KEYS_ACQUIRE_ANY "kfmqha"
+#define SCRIPT_KEYS_RENEW "km"
+#define SCRIPT_KEYS_RENEW_LEASE "k"	/* renew.lua without the record */
+#define SCRIPT_KEYS_RELEASE "kmwaH"
+#define SCRIPT_KEYS_BUMP "fm"
+#define SCRIPT_KEYS_INSPECT "kmwhHa"
+#define SCRIPT_KEYS_SH_ACQUIRE "kfmhHqwxa"
+#define SCRIPT_KEYS_SH_RENEW "khH"
+#define SCRIPT_KEYS_SH_RELEASE "khHwfqx"
+#define SCRIPT_KEYS_STOP "khsHm"
+#define SCRIPT_KEYS_NOTIFY "d"
+#define SCRIPT_KEYS_RELEASE_DONE "kmwaHo"
+#define SCRIPT_KEYS_ONCE "o"
+#define SCRIPT_KEYS_RENEW_RECORD "m"
+#define SCRIPT_KEYS_SH_RENEW_SET "h"
+#define SCRIPT_KEYS_SH_RENEW_MARK "k"
+#define SCRIPT_KEYS_SH_RENEW_META "H"
+
+/*
+ * The first element of an acquire script's array reply (acquire.lua,
+ * acquire_any.lua, sh_acquire.lua; a bare integer reply is a grant's
+ * fence).
+ */
+enum acquire_reply {
+	ACQUIRE_BUSY = 0,		/* {0, pttl or ms} */
+	ACQUIRE_GRANTED = 1,		/* {1, fence}: sh_acquire.lua's */
+	ACQUIRE_INHERITED = 2,		/* {2, fence, token} re-entrant */
+	ACQUIRE_SELF_SHARED = 3,	/* {3, 0} an inherited token holds
+					 * it shared */
+	ACQUIRE_FAILOVER_HELD = 4,	/* {4, ms left, ms since} */
+	ACQUIRE_HELD_BACK = 5		/* {5, ms} --lock-delay, --replace */
+};
+
+/* The integer reply of the scripts that act for a token (renew.lua,
+ * release.lua, release_done.lua, sh_renew.lua, sh_release.lua). */
+enum token_reply {
+	TOKEN_SHARED = -2,	/* held shared (exclusive scripts) */
+	TOKEN_FREE = -1,	/* free, or not held by this token (shared) */
+	TOKEN_OTHER = 0,	/* held by another token */
+	TOKEN_DONE = 1,		/* renewed, released */
+	TOKEN_STOP = 2,		/* renewed, and asked to stop (renew) */
+	TOKEN_KEPT = 2		/* left to expire, --min-hold (release) */
+};
+
+#endif
