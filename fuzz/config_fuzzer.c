@@ -142,7 +142,7 @@ check_ok(const struct config *c)
 	check(c->conflict_exit >= 0 && c->conflict_exit <= 255,
 	    "-E out of range");
 	check(c->verbosity >= -1 && c->verbosity <= 1, "bad verbosity");
-	if (c->verb == VERB_LIST)
+	if (c->verb == VERB_LIST || c->verb == VERB_RUNS)	/* a PATTERN */
 		return;
 	check(c->name != NULL && c->name[0] != '\0' &&
 	    strlen(c->name) <= CONFIG_NAME_MAX, "NAME missing, empty or long");

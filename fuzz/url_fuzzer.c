@@ -34,23 +34,24 @@ broken(const char *what, const char *input)
 	abort();
 }
 
-/* What url_redact(s) must print: s with everything between "://" and
- * the last '@' replaced by "***"; s itself without such an '@' or for
- * unix:// (a socket path holds no password). */
+/* What url_redact(s) must print: s without such an '@'; else s with
+ * everything before its last '@' from after "://" (when "://" comes
+ * before it) or from the start replaced by "***", parsed or not, a
+ * unix:// URL too. */
 static void
 check_redact(const char *s, size_t bufsize)
 {
 	char out[300], want[600];
-	const char *auth = strstr(s, "://"), *at;
+	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
 
 	if (bufsize > sizeof(out))
 		bufsize = sizeof(out);
 	url_redact(s, out, bufsize);
-	if (auth != NULL && strncmp(s, "unix://", 7) != 0 &&
-	    (at = strrchr(auth + 3, '@')) != NULL)
-		snprintf(want, sizeof(want), "%.*s***%s",
-		    (int)(auth + 3 - s), s, at);
-	else
+	if (at != NULL) {
+		const char *from = auth != NULL && auth < at ? auth + 3 : s;
+		snprintf(want, sizeof(want), "%.*s***%s", (int)(from - s), s,
+		    at);
+	} else
 		snprintf(want, sizeof(want), "%s", s);
 	want[bufsize - 1] = '\0';	/* url_redact truncates like snprintf */
 	check(strcmp(out, want) == 0,
