@@ -24,6 +24,19 @@
 #include "stop.h"
 #include "wait.h"
 
+/* Why what was printed on stdout did not get out, or 0: stdout was
+ * closed when we started (what we wrote went nowhere), or the flush
+ * failed (full, a closed pipe). */
+static int
+stdout_failed(void)
+{
+	if (sig_std_was_closed(STDOUT_FILENO))
+		return EBADF;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return errno != 0 ? errno : EIO;
+	return 0;
+}
+
 /* Print what acquire promises on stdout; returns 0, or -1 when it could
  * not be written (stdout closed, full, or a closed pipe). */
 static int
@@ -42,7 +55,7 @@ acquire_output(const struct config *c, const struct lock *l)
 		    l->fence);
 		puts("export REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE");
 	}
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+	return stdout_failed() == 0 ? 0 : -1;
 }
 
 /* acquire: take the lock and hand its token over; a token that cannot
@@ -202,16 +215,10 @@ verb_break(const struct config *c, struct lock *l)
 static int
 output_written(const struct config *c, int code)
 {
-	int err = 0;
+	int err;
 
 	if (code == EXIT_USAGE || code == EXIT_UNAVAILABLE ||
-	    code == EXIT_INTERNAL)
-		return code;
-	if (sig_std_was_closed(STDOUT_FILENO))
-		err = EBADF;
-	else if (fflush(stdout) != 0 || ferror(stdout))
-		err = errno != 0 ? errno : EIO;
-	if (err == 0)
+	    code == EXIT_INTERNAL || (err = stdout_failed()) == 0)
 		return code;
 	log_error("cannot write the %s of lock%s '%s' to stdout: %s",
 	    c->verb == VERB_RUNS ? "run records" : c->verb == VERB_LIST ?
