@@ -36,7 +36,11 @@
 #define RESPAWN_BACKOFF_MAX_MS 30000
 
 /* A round whose command ran at least this long resets the pause to
- * RESPAWN_BACKOFF_MS: it was a run, not a crash loop. */
+ * RESPAWN_BACKOFF_MS: it was a run, not a crash loop.  So does a round
+ * that held the lock and lost it (75): the loss was the lease's, not
+ * the command's, and a standby that was cut off or stopped must not
+ * come back later each time, or a few faults in a row leave every
+ * standby backing off while nobody leads. */
 #define RESPAWN_STEADY_MS 30000
 
 /* Reap what the last round left to reap (its guard process exits
@@ -102,7 +106,8 @@ respawn_run(const struct config *c, struct lock *l, int *die_by)
 		    (code > EXIT_SIGNAL_BASE && l->fence == 0 && *die_by > 0))
 			return code;
 		*die_by = 0;
-		if (l->fence > 0 && clock_ms() - l->granted_at >= RESPAWN_STEADY_MS)
+		if (l->fence > 0 && (code == EXIT_LOST ||
+		    clock_ms() - l->granted_at >= RESPAWN_STEADY_MS))
 			pause = RESPAWN_BACKOFF_MS;
 		log_info("--respawn: round %d ended with status %d after %lld ms; "
 		    "campaigning again in %lld ms", round + 1, code,

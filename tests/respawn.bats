@@ -186,3 +186,16 @@ _standbys_job() { [[ $(redlock status job) == *'(1 standby)'* ]]; }
 	assert pid_alive "$(bg_pid l)"
 }
 _runs() { (($(wc -l <"$BATS_TEST_TMPDIR/runs") >= $1)); }
+
+@test "a leader that loses its lock three times comes back after 1 s each time: a lost lease does not double the back-off" {
+	local d=$BATS_TEST_TMPDIR r
+	bg_start l "$RL" --respawn -v -t 1500ms job /bin/sh -c 'echo run >>"$1/runs"; exec sleep 600' sh "$d"
+	for r in 1 2 3; do
+		wait_until -t 10 _runs "$r"
+		run -0 redlock break job
+		wait_until -t 10 _lost_rounds "$r"
+	done
+	run grep -c 'ended with status 75 after .* campaigning again in 1000 ms' "$d/l.err"
+	assert_output 3
+}
+_lost_rounds() { (($(grep -c 'ended with status 75' "$BATS_TEST_TMPDIR/l.err") >= $1)); }
