@@ -385,7 +385,7 @@ map_drop(struct cluster_map *m, const char *host, int port)
 static enum step
 lost_node(struct conn *c, const struct conn_req *r, int *hops)
 {
-	if (r->reply != NULL || strstr(r->err, ": no reply needed") != NULL)
+	if (r->reply != NULL || r->fail == CONN_FAIL_UNNEEDED)
 		return STEP_NONE;
 	if (c->host[0] != '\0')
 		map_drop(c->map, c->host, c->port);
@@ -394,7 +394,7 @@ lost_node(struct conn *c, const struct conn_req *r, int *hops)
 			return STEP_NONE;
 		(void)conn_retarget(c, NULL, 0);
 	}
-	if (strstr(r->err, "Connection refused") == NULL ||
+	if (r->fail != CONN_FAIL_REFUSED ||
 	    *hops >= CLUSTER_MAX_HOPS)
 		return STEP_NONE;
 	(*hops)++;
@@ -447,6 +447,8 @@ take(struct conn_req *r, struct conn_req *r2)
 	r->reply = r2->reply;
 	r2->reply = NULL;
 	memcpy(r->err, r2->err, sizeof(r->err));
+	r->reason = r2->reason;
+	r->fail = r2->fail;
 	r->timed_out = r2->timed_out;
 }
 

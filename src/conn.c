@@ -1,7 +1,8 @@
 /*
- * conn.c - one connection per server: where it goes (its URL, a Redis
- * Cluster redirection, the master Sentinel names), connecting, and the
- * transport that exec.c drives.
+ * conn.c - one connection per server: connecting to the address it is
+ * given (its URL's, or the one a Redis Cluster redirection or the
+ * sentinels named: cluster.c, route.c), and the transport that exec.c
+ * drives.
  *
  * hiredis is the protocol codec only: redisFormatCommandArgv() makes
  * the bytes of a command, and the context's reader (redisReaderFeed(),
@@ -27,8 +28,25 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "sentinel.h"
 #include "tls.h"
+
+/* The kind of failure errno e is. */
+static enum conn_fail
+fail_of(int e)
+{
+	switch (e) {
+	case ECONNREFUSED:
+	case ENOENT:		/* no socket file: nobody listens */
+		return CONN_FAIL_REFUSED;
+	case ECONNRESET:
+	case EPIPE:
+		return CONN_FAIL_CLOSED;
+	case ETIMEDOUT:
+		return CONN_FAIL_TIMEOUT;
+	default:
+		return CONN_FAIL_OTHER;
+	}
+}
 
 void
 conn_init(struct conn *c, const struct url *u, const char *password)
@@ -106,17 +124,6 @@ conn_reseat(struct conn *c, const struct url *u, const char *password)
 	c->host[0] = '\0';
 	c->port = 0;
 	url_name(u, c->name, sizeof(c->name));
-}
-
-/* Take over from's open connection, with nothing queued on it; from is
- * left closed.  (sentinel.c opens the master's connection on a
- * connection of its own, then hands it over.) */
-void
-conn_adopt(struct conn *c, struct conn *from)
-{
-	conn_close(c);
-	memcpy(&c->ctx, &from->ctx, sizeof(*c) - offsetof(struct conn, ctx));
-	memset(&from->ctx, 0, sizeof(*from) - offsetof(struct conn, ctx));
 }
 
 /* Free the replies of n requests and mark them empty. */
@@ -249,20 +256,22 @@ conn_preamble(struct conn *c)
 /*
  * Start connecting, with TLS if the URL says so, and queue AUTH, SELECT
  * and the probe (conn.h).  Returns the number of replies that precede
- * the caller's, or -1 with the reason in err.  hiredis 0.14 cannot
- * open its socket with SOCK_CLOEXEC, so the flag is set here, before
- * any child can be forked.
+ * the caller's, or -1 with the reason in why (c->fail its kind).  A
+ * Sentinel URL connects only where route.c has just pointed it.
+ * hiredis 0.14 cannot open its socket with SOCK_CLOEXEC, so the flag is
+ * set here, before any child can be forked.
  */
 int
-conn_open(struct conn *c, char *err, size_t errlen)
+conn_open(struct conn *c, char *why, size_t whylen)
 {
 	const struct url *u = c->url;
 	int pre = 0;
 
-	/* Ask the sentinels where the master is now; it comes back
-	 * connected, authenticated and selected (SPEC section 9). */
-	if (u->kind == URL_SENTINEL && c->host[0] == '\0')
-		return sentinel_open(c, err, errlen) < 0 ? -1 : 0;
+	c->fail = CONN_FAIL_OTHER;
+	if (u->kind == URL_SENTINEL && !c->routed) {
+		snprintf(why, whylen, "the sentinels were not asked");
+		return -1;
+	}
 	if (c->host[0] != '\0')
 		c->ctx = redisConnectNonBlock(c->host, c->port);
 	else if (u->kind == URL_UNIX)
@@ -270,8 +279,10 @@ conn_open(struct conn *c, char *err, size_t errlen)
 	else
 		c->ctx = redisConnectNonBlock(u->host, u->port);
 	if (c->ctx == NULL || c->ctx->err) {
-		snprintf(err, errlen, "cannot connect to %s: %s", c->name,
-		    c->ctx ? c->ctx->errstr : "out of memory");
+		if (c->ctx != NULL && c->ctx->err == REDIS_ERR_IO)
+			c->fail = fail_of(errno);
+		snprintf(why, whylen, "%s", c->ctx ? c->ctx->errstr :
+		    "out of memory");
 		conn_close(c);
 		return -1;
 	}
@@ -279,26 +290,21 @@ conn_open(struct conn *c, char *err, size_t errlen)
 	if (u->tls && (u->kind == URL_TCP || c->host[0] != '\0')) {
 		/* A redirection's node is checked against its own name. */
 		const char *peer = c->host[0] != '\0' ? c->host : u->host;
-		int k = snprintf(err, errlen, "cannot connect to %s: ", c->name);
 
-		if ((size_t)k >= errlen)
-			k = 0;
-		c->tls = tls_new(c->ctx->fd, peer, err + k, errlen - (size_t)k);
+		c->tls = tls_new(c->ctx->fd, peer, why, whylen);
 		if (c->tls == NULL) {
 			conn_close(c);
 			return -1;
 		}
-		err[0] = '\0';
 		c->handshake = c->connecting = 1;
 		c->hwant = POLLOUT;
 	}
-	if ((pre = conn_preamble(c)) < 0)
-		goto nomem;
+	if ((pre = conn_preamble(c)) < 0) {
+		snprintf(why, whylen, "out of memory");
+		conn_close(c);
+		return -1;
+	}
 	return pre;
-nomem:
-	snprintf(err, errlen, "cannot connect to %s: out of memory", c->name);
-	conn_close(c);
-	return -1;
 }
 
 /* --- the I/O seam ---------------------------------------------------------- */
@@ -320,7 +326,7 @@ conn_send(struct conn *c, char *why, size_t whylen)
 			case TLS_OK: break;
 			case TLS_WANT_READ: c->wwant = POLLIN; return 0;
 			case TLS_WANT_WRITE: c->wwant = POLLOUT; return 0;
-			default: return -1;
+			default: c->fail = CONN_FAIL_OTHER; return -1;
 			}
 		} else {
 			ssize_t w = write(c->ctx->fd, c->out + c->outpos,
@@ -330,6 +336,7 @@ conn_send(struct conn *c, char *why, size_t whylen)
 				return 0;
 			}
 			if (w < 0) {
+				c->fail = fail_of(errno);
 				snprintf(why, whylen, "%s", strerror(errno));
 				return -1;
 			}
@@ -363,13 +370,15 @@ conn_recv(struct conn *c, char *why, size_t whylen)
 			case TLS_OK: break;
 			case TLS_WANT_READ: return 0;
 			case TLS_WANT_WRITE: c->rwant = POLLOUT; return 0;
-			default: return -1;
+			default: c->fail = CONN_FAIL_OTHER; return -1;
 			}
 		} else {
 			ssize_t r = read(c->ctx->fd, buf, sizeof(buf));
 			if (r < 0 && (errno == EAGAIN || errno == EINTR))
 				return 0;
 			if (r <= 0) {
+				c->fail = r == 0 ? CONN_FAIL_CLOSED :
+				    fail_of(errno);
 				snprintf(why, whylen, "%s", r == 0 ?
 				    "Server closed the connection" : strerror(errno));
 				return -1;
@@ -377,6 +386,7 @@ conn_recv(struct conn *c, char *why, size_t whylen)
 			n = (size_t)r;
 		}
 		if (redisReaderFeed(c->ctx->reader, buf, n) != REDIS_OK) {
+			c->fail = CONN_FAIL_OTHER;
 			snprintf(why, whylen, "%s", c->ctx->reader->errstr);
 			return -1;
 		}
@@ -411,6 +421,7 @@ conn_handshake(struct conn *c, char *why, size_t whylen)
 		if (getsockopt(c->ctx->fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
 			e = errno;
 		if (e != 0) {
+			c->fail = fail_of(e);
 			snprintf(why, whylen, "%s", strerror(e));
 			return -1;
 		}
@@ -427,6 +438,7 @@ conn_handshake(struct conn *c, char *why, size_t whylen)
 		c->hwant = POLLOUT;
 		return 0;
 	default:
+		c->fail = CONN_FAIL_OTHER;
 		return -1;
 	}
 }

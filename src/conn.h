@@ -11,12 +11,29 @@
 
 struct tls;
 
+/* Why a request got no reply: for the code that acts on it (err says it
+ * to the user). */
+enum conn_fail {
+	CONN_FAIL_NONE,		/* a reply came, or nothing was asked */
+	CONN_FAIL_REFUSED,	/* nothing listens at the address: nothing
+				 * was sent */
+	CONN_FAIL_CLOSED,	/* the server closed or reset the connection */
+	CONN_FAIL_TIMEOUT,	/* no answer by the deadline */
+	CONN_FAIL_UNNEEDED,	/* given up on: the replies in hand settled
+				 * the matter (conn_exec_until()) */
+	CONN_FAIL_INTERRUPTED,	/* intr_fd became readable */
+	CONN_FAIL_SERVER,	/* the server turned us away: authentication,
+				 * SELECT, its client limit */
+	CONN_FAIL_OTHER		/* TLS, a protocol error, out of memory... */
+};
+
 struct conn {
 	const struct url *url;
 	const char *password;	/* the URL's or the configuration's; not owned */
 	char name[128];		/* for messages; never holds a password */
 	/* Where to connect instead of the URL's address, when host[0] is
-	 * not NUL: a Redis Cluster node a redirection named (cluster.c).
+	 * not NUL: a Redis Cluster node a redirection named (cluster.c), or
+	 * the master the sentinels named (sentinel.c).
 	 * The URL's credentials and database still apply; with TLS, host
 	 * is the name the server's certificate must match. */
 	char host[256];
@@ -26,7 +43,11 @@ struct conn {
 					 * nodes, the other URLs of it */
 	int probe;		/* CONN_PROBE_*: ask a Redis Cluster node for
 				 * its cluster's nodes at connect */
+	enum conn_fail fail;	/* why the transport's last call failed */
 	/* From here on, the state of one connection, zero when closed. */
+	int routed;		/* Sentinel: host is the sentinels' answer for
+				 * the next connect (route.c); each new
+				 * connection asks them again */
 	redisContext *ctx;	/* NULL while disconnected: the socket, and
 				 * the reply parser (ctx->reader) */
 	struct tls *tls;	/* TLS on ctx's socket, or NULL (plain) */
@@ -62,22 +83,23 @@ struct conn_req {
 	const char **argv;
 	const size_t *argvlen;
 	redisReply *reply;	/* set on success; the caller frees it */
-	char err[320];		/* set when reply is NULL */
+	char err[320];		/* set when reply is NULL: "NAME: why" */
+	int reason;		/* err + reason: the why alone */
+	enum conn_fail fail;	/* set when reply is NULL */
 	int timed_out;		/* no answer by the deadline */
 	int sent;		/* written out in full: it may have run */
 };
 
 /* Has a quorum decided?  Then conn_exec_until() stops waiting. */
-typedef int conn_settled_fn(const struct conn_req *r, int n, const void *arg);
+typedef int conn_settled_fn(const struct conn_req *r, int n);
 
 void conn_init(struct conn *c, const struct url *u, const char *password);
 void conn_close(struct conn *c);
 int conn_retarget(struct conn *c, const char *host, int port);
-void conn_adopt(struct conn *c, struct conn *from);
 int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);
 int conn_exec_until(struct conn *c, struct conn_req *r, int n,
-    int64_t deadline, int intr_fd, conn_settled_fn *settled, const void *arg);
+    int64_t deadline, int intr_fd, conn_settled_fn *settled);
 void conn_req_clear(struct conn_req *r, int n);
 int conn_queue_ahead(struct conn *c, int argc, const char **argv,
     const size_t *len);
@@ -86,7 +108,8 @@ redisReply *conn_take_probe(struct conn *c);
 void conn_reseat(struct conn *c, const struct url *u, const char *password);
 
 /* The transport under conn_exec() (exec.c): connect and queue the
- * preamble, queue a command, move bytes, step a TLS handshake. */
+ * preamble, queue a command, move bytes, step a TLS handshake.  Each
+ * returns -1 with the reason in why and its kind in c->fail. */
 int conn_open(struct conn *c, char *err, size_t errlen);
 int conn_queue(struct conn *c, int argc, const char **argv,
     const size_t *len);

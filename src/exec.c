@@ -22,22 +22,26 @@ struct slot {
 	int fresh;	/* connecting: nothing read yet */
 };
 
-/* Fail the slot: say why in r->err, naming the server, and close. */
+/* Fail the slot: its kind in r->fail, and why in r->err, naming the
+ * server; close. */
 static void
 slot_fail(struct conn *c, struct conn_req *r, struct slot *s,
-    const char *why)
+    enum conn_fail kind, const char *why)
 {
 	/* A TLS server drops a client that does not speak TLS without a
 	 * word, and a plain one does not answer a TLS handshake. */
 	int plain_to_tls = s->fresh && c->tls == NULL &&
-	    c->url->kind == URL_TCP && (strstr(why, "reset by peer") != NULL ||
-	    strcmp(why, "Server closed the connection") == 0);
-	int tls_to_plain = strcmp(why, "TLS handshake timed out") == 0;
+	    c->url->kind == URL_TCP && kind == CONN_FAIL_CLOSED;
+	int tls_to_plain = s->fresh && kind == CONN_FAIL_TIMEOUT &&
+	    c->handshake && !c->connecting;
+	int k = snprintf(r->err, sizeof(r->err), "%s%s: ",
+	    s->fresh ? "cannot connect to " : "", c->name);
 
-	snprintf(r->err, sizeof(r->err), "%s%s: %s%s",
-	    s->fresh ? "cannot connect to " : "", c->name, why,
-	    plain_to_tls ? " (a TLS port? use rediss:// or --tls)" :
+	r->reason = k > 0 && (size_t)k < sizeof(r->err) ? k : 0;
+	snprintf(r->err + r->reason, sizeof(r->err) - (size_t)r->reason,
+	    "%s%s", why, plain_to_tls ? " (a TLS port? use rediss:// or --tls)" :
 	    tls_to_plain ? " (not a TLS port?)" : "");
+	r->fail = kind;
 	conn_close(c);
 	s->busy = 0;
 }
@@ -94,7 +98,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 	    strstr(p->str, "max number of clients") != NULL) {
 		snprintf(why, sizeof(why), "%s", p->str);
 		freeReplyObject(p);
-		slot_fail(c, r, s, why);
+		slot_fail(c, r, s, CONN_FAIL_SERVER, why);
 		return -1;
 	}
 	if (s->skip == 1 && c->probe == CONN_PROBE_SENT) {
@@ -107,7 +111,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 	if (p->type == REDIS_REPLY_ERROR &&
 	    reply_fatal(c, s, p->str, why, sizeof(why))) {
 		freeReplyObject(p);
-		slot_fail(c, r, s, why);
+		slot_fail(c, r, s, CONN_FAIL_SERVER, why);
 		return -1;
 	}
 	if (s->skip > 0) {
@@ -136,12 +140,12 @@ slot_read(struct conn *c, struct conn_req *r, struct slot *s)
 	void *reply;
 
 	if (conn_recv(c, why, sizeof(why)) < 0) {
-		slot_fail(c, r, s, why);
+		slot_fail(c, r, s, c->fail, why);
 		return;
 	}
 	while (s->busy) {
 		if (redisGetReplyFromReader(c->ctx, &reply) != REDIS_OK) {
-			slot_fail(c, r, s, c->ctx->errstr);
+			slot_fail(c, r, s, CONN_FAIL_OTHER, c->ctx->errstr);
 			return;
 		}
 		if (reply == NULL || slot_reply(c, r, s, reply) < 0)
@@ -158,7 +162,7 @@ slot_handshake(struct conn *c, struct conn_req *r, struct slot *s)
 	int rc = conn_handshake(c, why, sizeof(why));
 
 	if (rc < 0)
-		slot_fail(c, r, s, why);
+		slot_fail(c, r, s, c->fail, why);
 	return rc;
 }
 
@@ -182,7 +186,7 @@ slot_ready(struct conn *c, struct conn_req *r, struct slot *s, short ev)
 	if (c->outpos < c->outlen &&
 	    (c->tls != NULL || (ev & (POLLOUT | POLLERR | POLLHUP))) &&
 	    conn_send(c, why, sizeof(why)) < 0) {
-		slot_fail(c, r, s, why);
+		slot_fail(c, r, s, c->fail, why);
 		return;
 	}
 	if (slot_sent(c))
@@ -198,19 +202,25 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 	memset(s, 0, sizeof(*s));
 	r->reply = NULL;
 	r->err[0] = '\0';
+	r->reason = 0;
+	r->fail = CONN_FAIL_NONE;
 	r->timed_out = 0;
 	r->sent = 0;
 	if (r->argc == 0)
 		return;
 	if (c->ctx == NULL) {
-		s->skip = conn_open(c, r->err, sizeof(r->err));
-		if (s->skip < 0)
-			return;
-		s->auth = c->password != NULL && s->skip > 0;
+		char why[256];
+
 		s->fresh = 1;
+		s->skip = conn_open(c, why, sizeof(why));
+		if (s->skip < 0) {
+			slot_fail(c, r, s, c->fail, why);
+			return;
+		}
+		s->auth = c->password != NULL && s->skip > 0;
 	}
 	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {
-		slot_fail(c, r, s, "out of memory");
+		slot_fail(c, r, s, CONN_FAIL_OTHER, "out of memory");
 		return;
 	}
 	s->busy = 1;
@@ -230,8 +240,11 @@ slots_settle(struct conn *c, struct conn_req *r, struct slot *s, int n)
 		if (c[i].probe == CONN_PROBE_SENT)	/* dropped with it */
 			c[i].probe = CONN_PROBE_WANTED;
 		s[i].busy = 0;
-		snprintf(r[i].err, sizeof(r[i].err), "%s: no reply needed",
+		r[i].fail = CONN_FAIL_UNNEEDED;
+		r[i].reason = snprintf(r[i].err, sizeof(r[i].err), "%s: ",
 		    c[i].name);
+		snprintf(r[i].err + r[i].reason, sizeof(r[i].err) -
+		    (size_t)r[i].reason, "no reply needed");
 	}
 }
 
@@ -246,7 +259,7 @@ slots_expire(struct conn *c, struct conn_req *r, struct slot *s, int n)
 		/* Sent means connected: the server is slow. */
 		if (slot_sent(&c[i]))
 			s[i].fresh = 0;
-		slot_fail(&c[i], &r[i], &s[i], !s[i].fresh ?
+		slot_fail(&c[i], &r[i], &s[i], CONN_FAIL_TIMEOUT, !s[i].fresh ?
 		    "no reply in time (the server is slow or far away)" :
 		    c[i].handshake && !c[i].connecting ?
 		    "TLS handshake timed out" : "Connection timed out");
@@ -266,7 +279,7 @@ int
 conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd)
 {
-	return conn_exec_until(c, r, n, deadline, intr_fd, NULL, NULL);
+	return conn_exec_until(c, r, n, deadline, intr_fd, NULL);
 }
 
 /*
@@ -301,13 +314,13 @@ slots_poll_set(struct conn *c, struct slot *s, int n, int intr_fd,
 }
 
 /*
- * As conn_exec(), but stop waiting for the rest once settled(r, n, arg)
+ * As conn_exec(), but stop waiting for the rest once settled(r, n)
  * says the replies in hand decide the matter; the connections still
  * waiting are closed and their requests marked timed out.
  */
 int
 conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
-    int intr_fd, conn_settled_fn *settled, const void *arg)
+    int intr_fd, conn_settled_fn *settled)
 {
 	struct slot s[n > 0 ? n : 1];
 	struct pollfd pfd[n + 1];
@@ -331,6 +344,7 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 			for (int i = 0; i < n; i++)
 				if (s[i].busy)
 					slot_fail(&c[i], &r[i], &s[i],
+					    CONN_FAIL_INTERRUPTED,
 					    "interrupted");
 			return -1;
 		}
@@ -346,7 +360,7 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		busy = 0;
 		for (int i = 0; i < n; i++)
 			busy += s[i].busy;
-		if (busy > 0 && settled != NULL && settled(r, n, arg)) {
+		if (busy > 0 && settled != NULL && settled(r, n)) {
 			slots_settle(c, r, s, n);
 			break;
 		}

@@ -104,17 +104,16 @@ acquire_decided(int n, const int count[3], int pending)
 
 /* conn_exec_until()'s question for an acquire round. */
 static int
-acquire_settled(const struct conn_req *r, int n, const void *arg)
+acquire_settled(const struct conn_req *r, int n)
 {
 	int count[3] = { 0, 0, 0 }, pending = 0;
 
-	(void)arg;
 	for (int i = 0; i < n; i++) {
 		int k = acquire_kind(r[i].reply);
 		/* A Redis Cluster's redirection is followed after the
 		 * round: its answer is still due. */
 		if (r[i].argc > 0 && ((r[i].reply == NULL &&
-		    r[i].err[0] == '\0') || cluster_hop(r[i].reply)))
+		    r[i].fail == CONN_FAIL_NONE) || cluster_hop(r[i].reply)))
 			pending++;
 		else if (k >= 0 && k <= 2)
 			count[k]++;

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "cluster.h"
+#include "route.h"
 #include "topology.h"
 
 /* How long the servers have to tell their run ids: a server slower than
@@ -50,8 +51,7 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
 	/* A reply that was no longer needed (conn_exec_until() settled
 	 * without it) is no failure. */
 	if (err == NULL || err[0] != '\0' ||
-	    (r->reply == NULL && r->err[0] != '\0' && !r->timed_out &&
-	    strstr(r->err, ": no reply needed") != NULL))
+	    (r->reply == NULL && r->fail == CONN_FAIL_UNNEEDED))
 		return;
 	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
 		snprintf(err, errlen, "%s: %s", c->name, r->reply->str);
@@ -63,7 +63,7 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
 
 /*
  * Send a to every server i with skip == NULL or !skip[i], and collect
- * the replies into r[0..n) until deadline, or until settled(r, n, NULL)
+ * the replies into r[0..n) until deadline, or until settled(r, n)
  * says the replies in hand decide the matter.  A server that does not
  * know a script (NOSCRIPT) gets its body at once; so do several
  * servers, always.  A cluster's redirections are followed (after the
@@ -90,7 +90,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 		r[i].argvlen = a->len;
 	}
 	cluster_route(conns, n, a);
-	rc = conn_exec_until(conns, r, n, deadline, intr_fd, settled, NULL);
+	rc = route_exec_until(conns, r, n, deadline, intr_fd, settled);
 	/* A script of proto.c's table; others (record.c) resend their own. */
 	for (int i = 0; rc >= 0 && a->script >= 0 && i < n; i++)
 		again |= reply_noscript(r[i].reply);
@@ -104,7 +104,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 			r2[i].argv = body.argv;
 			r2[i].argvlen = body.len;
 		}
-		rc = conn_exec(conns, r2, n, deadline, intr_fd);
+		rc = route_exec(conns, r2, n, deadline, intr_fd);
 		for (int i = 0; i < n; i++) {
 			if (r2[i].argc == 0)
 				continue;
@@ -171,7 +171,7 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 		r[i].argv = a.argv;
 		r[i].argvlen = a.len;
 	}
-	conn_exec(conns, r, n, clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS, -1);
+	route_exec(conns, r, n, clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS, -1);
 	for (int i = 0; i < n; i++)
 		run_id_of(r[i].reply, id[i], sizeof(id[i]));
 	for (int i = 0; i < n && rc == 0; i++)

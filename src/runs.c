@@ -20,6 +20,7 @@
 #include "prom.h"
 #include "quorum.h"
 #include "record.h"
+#include "route.h"
 #include "topology.h"
 
 /* SCAN MATCH for record keys: every key that ends in "\0record". */
@@ -87,7 +88,7 @@ runs_read(struct runs *rs, struct conn *c, const redisReply *k)
 	struct conn_req r = { .argc = 2, .argv = av, .argvlen = len };
 	struct record rec;
 
-	conn_exec(c, &r, 1, clock_ms() + 2000, -1);
+	route_exec(c, &r, 1, clock_ms() + 2000, -1);
 	if (record_parse(r.reply, &rec) && runs_wanted(rs->cfg, &rec)) {
 		if (runs_keep(rs, &rec) < 0)
 			record_free(&rec);
@@ -111,7 +112,7 @@ runs_scan_one(struct runs *rs, struct conn *c, char *err, size_t errlen)
 		struct conn_req r = { .argc = 6, .argv = av, .argvlen = len };
 		const redisReply *p;
 
-		conn_exec(c, &r, 1, clock_ms() + 2000, -1);
+		route_exec(c, &r, 1, clock_ms() + 2000, -1);
 		p = r.reply;
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
 		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {

@@ -2,8 +2,8 @@
  * sentinel.c - find the master of a redis+sentinel:// URL (SPEC section
  * 9).
  *
- * Whenever conn.c opens a connection for a Sentinel URL (the first
- * command, a renewal's reconnect, the release), the sentinels are asked
+ * Before a connection for a Sentinel URL is opened (the first command,
+ * a renewal's reconnect, the release: route.c), the sentinels are asked
  * in turn, in the URL's order, where the master of SERVICE is (SENTINEL
  * get-master-addr-by-name), and the first address whose server says it
  * is a master (ROLE) is used.  A sentinel's answer can be stale during
@@ -17,11 +17,12 @@
  * rediss+sentinel:// speaks TLS to the sentinels and to the master,
  * both verified as usual (--cacert, --sni, --insecure).
  *
- * The dialogue runs on short-lived connections of its own, through
- * conn_exec() like any other command (so TLS, AUTH and their messages
- * are conn.c's and exec.c's), and the master's connection, once it said
- * it is a master, is handed to the caller's connection: there is no
- * second connection, and no blocking hiredis call.
+ * The sentinels are asked on short-lived connections of their own,
+ * through conn_exec() like any other command (so TLS, AUTH and their
+ * messages are conn.c's and exec.c's).  ROLE is asked on the caller's
+ * own connection, pointed at the address a sentinel gave, which stays
+ * open for the caller's command: there is no second connection to the
+ * master, and no blocking hiredis call.
  */
 #include "sentinel.h"
 
@@ -63,36 +64,25 @@ struct ask {
 	char master_why[320];	/* the last master's failure */
 };
 
-/* How exec.c begins a failure to connect. */
-#define CONNECT_FAILED "cannot connect to "
-
 /*
- * Run one command on a new connection to host:port (TLS if u says so,
- * authenticating as user/password, selecting u's database when db is
- * set) within ms.  On success returns the reply, and the connection is
- * left open in *c for the caller to close or adopt; otherwise NULL,
- * with "NAME: reason" in why and *c closed.  An error reply is a
- * failure too.
+ * Run one command on c, named name in messages, within ms.  On success
+ * returns the reply, and c is left open; otherwise NULL, with "NAME:
+ * reason" in why and c closed.  An error reply is a failure too.
  */
 static redisReply *
-ask_once(struct conn *c, struct url *at, const char *name, const char *user,
-    const char *password, int argc, const char **argv, int ms, char *why,
-    size_t len)
+ask_once(struct conn *c, const char *name, int argc, const char **argv,
+    int ms, char *why, size_t len)
 {
 	struct conn_req r = { .argc = argc, .argv = argv };
 
-	at->user = (char *)user;
-	conn_init(c, at, password);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	conn_exec(c, &r, 1, clock_ms() + ms, -1);
 	if (r.reply != NULL && r.reply->type != REDIS_REPLY_ERROR)
 		return r.reply;
 	if (r.reply != NULL)
 		snprintf(why, len, "%s: %s", name, r.reply->str);
-	else	/* the server is named in what follows */
-		snprintf(why, len, "%s", strncmp(r.err, CONNECT_FAILED,
-		    strlen(CONNECT_FAILED)) == 0 ? r.err + strlen(CONNECT_FAILED) :
-		    r.err);
+	else
+		snprintf(why, len, "%s: %s", name, r.err + r.reason);
 	conn_req_clear(&r, 1);
 	conn_close(c);
 	return NULL;
@@ -136,16 +126,15 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 	const struct url_sentinel *s = &u->sentinels[i];
 	const char *av[3] = { "SENTINEL", "get-master-addr-by-name", u->service };
 	struct url at = { .kind = URL_TCP, .tls = u->tls, .host = s->host,
-	    .port = s->port };
+	    .port = s->port, .user = getenv("REDLOCK_SENTINEL_USER") };
 	struct conn c;
 	char name[200];
 	redisReply *p;
 	int rc = -1;
 
 	name_of(name, sizeof(name), s->host, s->port);
-	p = ask_once(&c, &at, name, getenv("REDLOCK_SENTINEL_USER"),
-	    getenv("REDLOCK_SENTINEL_PASSWORD"), 3, av, SENTINEL_TIMEOUT_MS,
-	    why, len);
+	conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
+	p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len);
 	if (p == NULL)
 		return -1;
 	if (p->type == REDIS_REPLY_NIL)
@@ -160,25 +149,27 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 }
 
 /*
- * Connect to the master at a as c's URL says (credentials, database,
- * TLS), and make sure it is a master now.  Returns 0 with the open
- * connection in *m, or -1 with the reason in why.
+ * Point c at the master at a and connect to it as c's URL says
+ * (credentials, database, TLS), making sure it is a master now.
+ * Returns 0 with c open there, or -1 with c closed and the reason in
+ * why.
  */
 static int
-open_master(const struct conn *c, const struct addr *a, struct conn *m,
-    char *why, size_t len)
+open_master(struct conn *c, const struct addr *a, char *why, size_t len)
 {
 	const char *av[1] = { "ROLE" };
-	struct url at = { .kind = URL_TCP, .tls = c->url->tls,
-	    .host = (char *)a->host, .port = a->port, .db = c->url->db };
 	const char *role;
 	char name[200];
 	redisReply *p;
 	int master;
 
 	name_of(name, sizeof(name), a->host, a->port);
-	p = ask_once(m, &at, name, c->url->user, c->password, 1, av,
-	    SENTINEL_MASTER_TIMEOUT_MS, why, len);
+	if (conn_retarget(c, a->host, a->port) < 0) {
+		snprintf(why, len, "%s: the name is too long", name);
+		return -1;
+	}
+	c->routed = 1;
+	p = ask_once(c, name, 1, av, SENTINEL_MASTER_TIMEOUT_MS, why, len);
 	if (p == NULL)
 		return -1;
 	role = p->type == REDIS_REPLY_ARRAY && p->elements > 0 &&
@@ -187,7 +178,7 @@ open_master(const struct conn *c, const struct addr *a, struct conn *m,
 	master = strcmp(role, "master") == 0;
 	if (!master) {
 		snprintf(why, len, "%s is not a master (role %.16s)", name, role);
-		conn_close(m);
+		conn_close(c);
 	}
 	freeReplyObject(p);
 	return master ? 0 : -1;
@@ -211,9 +202,9 @@ give_up(const struct url *u, const struct ask *k, char *err, size_t errlen)
 
 /*
  * Find the master of c's Sentinel URL and connect to it: on success c
- * holds the connection (connected, authenticated, its database
- * selected, confirmed a master; conn_adopt()), c->name says where it
- * is, and 0 is returned.  Otherwise c stays closed and err has one line:
+ * is open there (connected, authenticated, its database selected,
+ * confirmed a master), c->name says where it is, and 0 is returned.
+ * Otherwise c is closed, pointed back at its URL, and err has one line:
  * no sentinel answered, none knows SERVICE, or no master was reachable.
  */
 int
@@ -222,7 +213,6 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 	const struct url *u = c->url;
 	struct ask k = { 0 };
 	struct addr a, tried = { "", 0 };
-	struct conn m;
 	int i, found = 0;
 
 	for (i = 0; i < u->nsentinels && !found; i++) {
@@ -238,14 +228,14 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 		    strcmp(a.host, tried.host) == 0))
 			continue;
 		tried = a;
-		found = open_master(c, &a, &m, k.master_why,
+		found = open_master(c, &a, k.master_why,
 		    sizeof(k.master_why)) == 0;
 	}
 	if (!found) {
+		(void)conn_retarget(c, NULL, 0);
 		give_up(u, &k, err, errlen);
 		return -1;
 	}
-	conn_adopt(c, &m);
 	snprintf(c->name, sizeof(c->name), strchr(a.host, ':') ?
 	    "%s at [%s]:%d" : "%s at %s:%d", u->service, a.host, a.port);
 	log_info("sentinel %s:%d: master %s", u->sentinels[i - 1].host,

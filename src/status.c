@@ -16,6 +16,7 @@
 #include "print.h"
 #include "quorum.h"
 #include "record.h"
+#include "route.h"
 #include "topology.h"
 
 /* "user@host pid N", escaped. */
@@ -312,7 +313,7 @@ scan_one(struct conn *c, const char *m, struct scan *sc, char *err,
 		const redisReply *p, *keys;
 		int oom = 0;
 
-		conn_exec(c, &r, 1, clock_ms() + 2000, -1);
+		route_exec(c, &r, 1, clock_ms() + 2000, -1);
 		p = r.reply;
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
 		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {

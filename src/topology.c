@@ -17,6 +17,7 @@
 
 #include "cluster.h"
 #include "log.h"
+#include "route.h"
 #include "slot.h"
 
 /* The most masters topology_masters() takes: a master serves one slot
@@ -192,7 +193,7 @@ topology_merge(struct conn *conns, int n, const struct conn_req *info,
 	}
 	if (k == 0)
 		return n;
-	conn_exec(conns, r, n, deadline, -1);
+	route_exec(conns, r, n, deadline, -1);
 	for (int i = 0; i < n; i++) {
 		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_STRING)
 			conn_req_clear(&r[i], 1);
@@ -407,7 +408,7 @@ topology_learn(struct conn *conns, int n, int64_t deadline)
 	}
 	if (again == 0)
 		return;
-	conn_exec(conns, r, n, deadline, -1);
+	route_exec(conns, r, n, deadline, -1);
 	for (int i = 0; i < n; i++)
 		learn_from(&conns[i], r[i].reply, 1);
 	conn_req_clear(r, n);
@@ -431,12 +432,12 @@ topology_masters(struct conn *c, struct conn **out, int64_t deadline,
 	struct nodes ns = { 0 };
 
 	*out = NULL;
-	conn_exec(c, &r, 1, deadline, -1);
+	route_exec(c, &r, 1, deadline, -1);
 	if (r.reply != NULL && r.reply->type == REDIS_REPLY_ERROR &&
 	    strstr(r.reply->str, "cluster support disabled") == NULL) {
 		conn_req_clear(&r, 1);
 		r.argv = (const char **)slots;
-		conn_exec(c, &r, 1, deadline, -1);
+		route_exec(c, &r, 1, deadline, -1);
 	}
 	if (r.reply == NULL) {
 		snprintf(err, errlen, "%s", r.err);

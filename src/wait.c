@@ -70,9 +70,8 @@ nap_until(int64_t t, int intr_fd)
 
 /* Any server answered (a wake-up, or BLPOP's own timeout). */
 static int
-any_reply(const struct conn_req *r, int n, const void *arg)
+any_reply(const struct conn_req *r, int n)
 {
-	(void)arg;
 	for (int i = 0; i < n; i++)
 		if (r[i].reply != NULL)
 			return 1;
