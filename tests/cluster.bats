@@ -405,7 +405,9 @@ renewed_on() { (($(rcli_at "$1" PTTL "$2") > $3)); }
 	local name key p0
 	name=$(name_on c2)
 	key=redlock:$name
-	hold_lock h -t 20s -u "$(url_of c2)" "$name"
+	# The lease must outlast a failover on a loaded machine (node
+	# timeout, election): 40 s, renewed every 13 s.
+	hold_lock h -t 40s -u "$(url_of c2)" "$name"
 	wait_until -t 10 key_on_replica r2 "$key"
 	kill_redis c2
 	# The replica takes over by itself, once the masters agree that c2
@@ -417,7 +419,8 @@ renewed_on() { (($(rcli_at "$1" PTTL "$2") > $3)); }
 	# Renewed on the new master (a PTTL only goes up by a renewal),
 	# through the nodes the holder learnt at connect: its URL's node is
 	# gone.
-	wait_until -t 15 renewed_on r2 "$key" "$p0"
+	wait_until -t 20 renewed_on r2 "$key" "$p0" ||
+		fail "no renewal on r2: $(cat "$BATS_TEST_TMPDIR/h.err")"
 	release_lock h
 	assert_equal "$BG_STATUS" 0
 	assert key_gone_on r2 "$key"
