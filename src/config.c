@@ -446,8 +446,8 @@ settle(struct config *c, struct parse *p)
 	const char *env;
 	int rc;
 
-	rc = config_env_options(config_longopts, config_env_special_opts, p->seen, env_apply,
-	    &(struct apply){ c, p }, p->err, p->errlen);
+	rc = config_env_options(p->seen, env_apply, &(struct apply){ c, p },
+	    p->err, p->errlen);
 	if (rc != CONFIG_OK)
 		return rc;
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)

@@ -6,6 +6,7 @@
 #include "config_env.h"
 
 #include "config.h"
+#include "config_opts.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -65,8 +66,8 @@ env_bool(const char *v)
 }
 
 /*
- * Apply the options of opts[] (a getopt_long() table ending in a NULL
- * name) that are not marked in seen[code] (given on the command line,
+ * Apply the options of config_longopts[] (config_opts.c) that are not
+ * marked in seen[code] (given on the command line,
  * which wins) from their variables, through apply().  An empty variable
  * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
  * A variable of an option without a value says 1, yes, true or on, or
@@ -74,10 +75,12 @@ env_bool(const char *v)
  * the first error: apply()'s, or CONFIG_USAGE naming the variable.
  */
 int
-config_env_options(const struct option *opts,
-    const struct config_env_special *special, const unsigned char *seen,
-    config_env_apply_fn *apply, void *arg, char *err, size_t errlen)
+config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
+    void *arg, char *err, size_t errlen)
 {
+	const struct option *opts = config_longopts;
+	const struct config_env_special *special = config_env_special_opts;
+
 	for (size_t i = 0; opts[i].name != NULL; i++) {
 		const struct option *o = &opts[i];
 		char var[64];

@@ -9,12 +9,6 @@
 #include <getopt.h>
 #include <stddef.h>
 
-/* An option whose variable is not the usual one; var NULL: none. */
-struct config_env_special {
-	int code;
-	const char *var;
-};
-
 /* Apply one option from variable var; returns 0 (CONFIG_OK) or the
  * config_parse() result to return. */
 typedef int config_env_apply_fn(void *arg, int code, const char *value,
@@ -23,9 +17,8 @@ typedef int config_env_apply_fn(void *arg, int code, const char *value,
 /* The longest first line of a password file. */
 #define CONFIG_ENV_PASSWORD_MAX 4096
 
-int config_env_options(const struct option *opts,
-    const struct config_env_special *special, const unsigned char *seen,
-    config_env_apply_fn *apply, void *arg, char *err, size_t errlen);
+int config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
+    void *arg, char *err, size_t errlen);
 int config_env_urls(char *list, const char **urls, int max);
 int config_env_password(const char *file, const char *who, char **buf,
     const char **password, char *err, size_t errlen);

@@ -3,8 +3,13 @@
 #define REDLOCK_CONFIG_OPTS_H
 
 #include <getopt.h>
+#include <stddef.h>
 
-#include "config_env.h"
+/* An option whose variable is not the usual one; var NULL: none. */
+struct config_env_special {
+	int code;
+	const char *var;
+};
 
 /* The codes of the long options without a letter. */
 enum {

@@ -1,5 +1,6 @@
 /*
- * hold.c - what a holder does with its token: renew, extend, release
+ * hold.c - the usual round over a lock's servers (lock_round()), and
+ * what a holder does with its token: renew, extend, release
  * (the exclusive script first and, when the lock is held shared, the
  * shared one), and the best-effort notes of a waiter that gives up and
  * of a holder that was asked to stop.  One round of quorum_exec() over
@@ -15,6 +16,21 @@
 #include "log.h"
 #include "quorum.h"
 #include "scripts.h"
+
+/*
+ * The usual round: a on every server of l until deadline, with nothing
+ * to interrupt it; a server's failure goes to o->err when o is not NULL
+ * and o->err is still empty.  Returns quorum_exec()'s count of
+ * replies; the caller frees them (conn_req_clear()).
+ */
+int
+lock_round(const struct lock *l, struct args *a, struct conn_req *r,
+    int64_t deadline, struct lock_outcome *o)
+{
+	return quorum_exec(l->conns, l->n, a, r, &(struct quorum_how){
+	    .deadline = deadline, .intr_fd = -1, .err = o ? o->err : NULL,
+	    .errlen = o ? sizeof(o->err) : 0 });
+}
 
 /* How long a release, extend or undo waits for its replies.  Inside a
  * wait bounded by -w (l->deadline), no longer than that, but long
@@ -117,8 +133,9 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		args_script(&a, step[l->shared][s], &l->k);
 		args_add(&a, l->token, LOCK_TOKEN_LEN);
 		args_num(&a, s == 1 && !l->shared ? record_ms : l->ttl);
-		quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, skip,
-		    o->err, sizeof(o->err));
+		quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
+		    .deadline = deadline, .intr_fd = -1, .skip = skip,
+		    .err = o->err, .errlen = sizeof(o->err) });
 		for (int i = 0; i < l->n; i++) {
 			int c = renew_code(r[i].reply);
 
@@ -161,8 +178,7 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	a.tryagain = 1;		/* see renew_by_key() */
 	o->err[0] = '\0';
 	o->stop = 0;
-	quorum_exec(l->conns, l->n, &a, r, deadline, -1, NULL, NULL, o->err,
-	    sizeof(o->err));
+	lock_round(l, &a, r, deadline, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
@@ -227,8 +243,9 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 		args_num(&a, PROTO_WAKE_LINGER_MS);
 	}
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, token_deadline(l, brief), -1, NULL,
-	    done, o->err, sizeof(o->err));
+	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
+	    .deadline = token_deadline(l, brief), .intr_fd = -1, .skip = done,
+	    .err = o->err, .errlen = sizeof(o->err) });
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
@@ -323,8 +340,7 @@ lock_unqueue(struct lock *l)
 		args_str(&a, "ZREM");
 		args_add(&a, key[i], len[i]);
 		args_add(&a, l->waiter, LOCK_TOKEN_LEN);
-		quorum_exec(l->conns, l->n, &a, r, token_deadline(l, 1), -1,
-		    NULL, NULL, NULL, 0);
+		lock_round(l, &a, r, token_deadline(l, 1), NULL);
 		conn_req_clear(r, l->n);
 	}
 	l->queued = 0;
@@ -340,7 +356,6 @@ lock_notify_stopped(struct lock *l)
 
 	args_script(&a, SCRIPT_NOTIFY, &l->k);
 	args_num(&a, PROTO_WAKE_LINGER_MS);
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
-	    NULL, NULL, NULL, 0);
+	lock_round(l, &a, r, clock_ms() + l->op_timeout, NULL);
 	conn_req_clear(r, l->n);
 }

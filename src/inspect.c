@@ -129,8 +129,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	args_str(&a, remove ? "1" : "0");
 	args_num(&a, PROTO_WAKE_LINGER_MS);
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, -1,
-	    NULL, NULL, o->err, sizeof(o->err));
+	lock_round(l, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
@@ -184,8 +183,7 @@ inspect_forget_fence(struct lock *l, struct lock_outcome *o)
 	args_str(&a, "DEL");
 	args_add(&a, l->k.fence, l->k.fencelen);
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, -1,
-	    NULL, NULL, o->err, sizeof(o->err));
+	lock_round(l, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

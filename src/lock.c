@@ -135,8 +135,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	args_script(&a, SCRIPT_BUMP, &l->k);
 	args_num(&a, l->fence);
 	args_num(&a, PROTO_FENCE_LINGER_MS);
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
-	    NULL, NULL, o->err, sizeof(o->err));
+	lock_round(l, &a, r, clock_ms() + l->op_timeout, o);
 	for (int i = 0; i < l->n; i++)
 		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
 	conn_req_clear(r, l->n);
@@ -365,8 +364,10 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	try_begin(l, o, fresh);
 	acquire_args(l, &a, rec, wait);
 	l->sent_at = clock_ms();
-	rc = quorum_exec(l->conns, l->n, &a, r, attempt_deadline(l, ahead_ms),
-	    intr_fd, acquire_settled, NULL, o->err, sizeof(o->err));
+	rc = quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
+	    .deadline = attempt_deadline(l, ahead_ms), .intr_fd = intr_fd,
+	    .settled = acquire_settled, .err = o->err,
+	    .errlen = sizeof(o->err) });
 	l->granted_at = clock_ms();
 	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took

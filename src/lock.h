@@ -98,6 +98,8 @@ int lock_release(struct lock *l, const char *token, int64_t keep_ms,
 int lock_extend(struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
 void lock_unqueue(struct lock *l);
+int lock_round(const struct lock *l, struct args *a, struct conn_req *r,
+    int64_t deadline, struct lock_outcome *o);
 void lock_notify_stopped(struct lock *l);
 
 #endif

@@ -43,8 +43,7 @@ once_done(struct lock *l, int64_t period, long long *when,
 	args_script(&a, SCRIPT_ONCE, &l->k);
 	args_num(&a, period);
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + ONCE_TIMEOUT_MS, -1,
-	    NULL, NULL, o->err, sizeof(o->err));
+	lock_round(l, &a, r, clock_ms() + ONCE_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

@@ -62,21 +62,23 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
 }
 
 /*
- * Send a to every server i with skip == NULL or !skip[i], and collect
- * the replies into r[0..n) until deadline, or until settled(r, n)
+ * Send a to every server i not skipped (how->skip), and collect the
+ * replies into r[0..n) until how->deadline, or until how->settled(r, n)
  * says the replies in hand decide the matter.  A server that does not
  * know a script (NOSCRIPT) gets its body at once; so do several
  * servers, always.  A cluster's redirections are followed (after the
- * round, within deadline: cluster_follow()).  err (may be NULL)
- * gets the first server's failure.  Returns -1 when intr_fd became
+ * round, within the deadline: cluster_follow()).  how->err gets the
+ * first server's failure.  Returns -1 when how->intr_fd became
  * readable, else the number of replies; the caller frees them with
  * conn_req_clear().
  */
 int
 quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
-    int64_t deadline, int intr_fd, conn_settled_fn *settled,
-    const char *skip, char *err, size_t errlen)
+    const struct quorum_how *how)
 {
+	const char *skip = how->skip;
+	int64_t deadline = how->deadline;
+	int intr_fd = how->intr_fd;
 	int rc, again = 0;
 
 	/* With several servers a round may end before a slow server's
@@ -90,7 +92,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 		r[i].argvlen = a->len;
 	}
 	cluster_route(conns, n, a);
-	rc = route_exec_until(conns, r, n, deadline, intr_fd, settled);
+	rc = route_exec_until(conns, r, n, deadline, intr_fd, how->settled);
 	/* A script of proto.c's table; others (record.c) resend their own. */
 	for (int i = 0; rc >= 0 && a->script >= 0 && i < n; i++)
 		again |= reply_noscript(r[i].reply);
@@ -122,7 +124,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 	for (int i = 0; i < n; i++)
 		if (r[i].argc > 0 && (r[i].reply == NULL ||
 		    r[i].reply->type == REDIS_REPLY_ERROR))
-			quorum_note(&conns[i], &r[i], err, errlen);
+			quorum_note(&conns[i], &r[i], how->err, how->errlen);
 	if (rc < 0)
 		return -1;
 	rc = 0;

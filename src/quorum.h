@@ -25,9 +25,20 @@ enum verdict {
 };
 
 enum verdict quorum_decide(int n, int yes, int answered, int pending);
+/* How a round of quorum_exec() runs; what a caller leaves zero is not
+ * used (but intr_fd must be -1 for none). */
+struct quorum_how {
+	int64_t deadline;	/* a clock_ms() value */
+	int intr_fd;		/* give up when it becomes readable; -1 never */
+	conn_settled_fn *settled;	/* stop once the replies in hand decide;
+					 * NULL: wait for every reply */
+	const char *skip;	/* skip[i]: server i is not asked; NULL: none */
+	char *err;		/* the first server's failure; NULL: unwanted */
+	size_t errlen;
+};
+
 int quorum_exec(struct conn *conns, int n, struct args *a,
-    struct conn_req *r, int64_t deadline, int intr_fd,
-    conn_settled_fn *settled, const char *skip, char *err, size_t errlen);
+    struct conn_req *r, const struct quorum_how *how);
 int quorum_distinct(struct conn *conns, int n, char *err, size_t errlen);
 void quorum_note(const struct conn *c, const struct conn_req *r, char *err,
     size_t errlen);

@@ -67,8 +67,9 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 		sha1_hex(lua_record, strlen(lua_record), sha);
 	a->argv[1] = sha;
 	a->len[1] = 40;
-	quorum_exec(l->conns, l->n, a, r, clock_ms() + l->op_timeout, -1,
-	    NULL, NULL, err, errlen);
+	quorum_exec(l->conns, l->n, a, r, &(struct quorum_how){
+	    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1, .err = err,
+	    .errlen = errlen });
 	for (int i = 0; i < l->n; i++)
 		again += (skip[i] = (char)!reply_noscript(r[i].reply)) == 0;
 	if (again > 0) {
@@ -78,8 +79,9 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 		a->len[0] = 4;
 		a->argv[1] = lua_record;
 		a->len[1] = strlen(lua_record);
-		quorum_exec(l->conns, l->n, a, r2, clock_ms() + l->op_timeout,
-		    -1, NULL, skip, err, errlen);
+		quorum_exec(l->conns, l->n, a, r2, &(struct quorum_how){
+		    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1,
+		    .skip = skip, .err = err, .errlen = errlen });
 		for (int i = 0; i < l->n; i++)
 			if (!skip[i]) {
 				conn_req_clear(&r[i], 1);
@@ -333,8 +335,7 @@ record_read(struct lock *l, struct record *rec)
 		return -1;
 	args_str(&a, "HGETALL");
 	args_add(&a, rk, rl);
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + l->op_timeout, -1,
-	    NULL, NULL, NULL, 0);
+	lock_round(l, &a, r, clock_ms() + l->op_timeout, NULL);
 	for (int i = 0; i < l->n; i++) {
 		struct record t;
 

@@ -50,8 +50,7 @@ replace_claim(struct lock *l)
 	args_num(&a, REPLACE_STOP_MARGIN_MS);
 	args_add(&a, l->waiter, LOCK_TOKEN_LEN);
 	args_num(&a, PROTO_CLAIM_MS);
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + REPLACE_ROUND_MS, -1,
-	    NULL, NULL, NULL, 0);
+	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

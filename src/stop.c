@@ -63,8 +63,7 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 	s->pttl = -2;
 	s->foreign = 0;
 	o->err[0] = '\0';
-	quorum_exec(l->conns, l->n, &a, r, clock_ms() + STOP_ROUND_MS, -1,
-	    NULL, NULL, o->err, sizeof(o->err));
+	lock_round(l, &a, r, clock_ms() + STOP_ROUND_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

@@ -138,8 +138,8 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	if (hard >= 0 && deadline > hard)
 		deadline = hard;
 	blpop_args(&a, key, len, nkeys, ms, t);
-	rc = quorum_exec(l->conns, l->n, &a, r, deadline, intr_fd, any_reply,
-	    NULL, NULL, 0);
+	rc = quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
+	    .deadline = deadline, .intr_fd = intr_fd, .settled = any_reply });
 	l->woken = 0;
 	for (int i = 0; i < l->n; i++) {
 		refusals += refused(r[i].reply);
