@@ -326,24 +326,24 @@ lock_extend(struct lock *l, const char *token, int *others,
  * need not wait for the entry to lapse, and the waiters, so that
  * nothing of it is left.  Best effort. */
 void
-lock_unqueue(struct lock *l)
+lock_unqueue(struct lock *l, struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
 	const char *key[2] = { l->k.xwait, l->k.waiting };
 	size_t len[2] = { l->k.xwaitlen, l->k.waitinglen };
 
-	if (!l->queued)
+	if (!w->queued)
 		return;
-	for (int i = l->shared || l->queue_ms == 0; i < 2; i++) {
+	for (int i = l->shared || w->queue_ms == 0; i < 2; i++) {
 		struct args a = { .script = -1 };
 
 		args_str(&a, "ZREM");
 		args_add(&a, key[i], len[i]);
-		args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+		args_add(&a, w->id, LOCK_TOKEN_LEN);
 		lock_round(l, &a, r, token_deadline(l, 1), NULL);
 		conn_req_clear(r, l->n);
 	}
-	l->queued = 0;
+	w->queued = 0;
 }
 
 /* A holder stopped by redlock stop has released: wake the redlock stop

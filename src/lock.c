@@ -165,10 +165,11 @@ inherits(const struct lock *l)
  * LOCK_TOKEN_LEN + 2 bytes.
  */
 static void
-acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
+acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a,
+    char *rec, char *wait)
 {
 	const struct lock_meta *m = &l->meta;
-	size_t w;
+	size_t tl;
 
 	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l) &&
 	    l->delay == 0 && !l->replace) {
@@ -176,9 +177,9 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 		args_add(a, l->token, LOCK_TOKEN_LEN);
 		args_num(a, l->ttl);
 		args_add(a, rec, holder_record(l, rec));
-		wait[0] = l->queued ? 'W' : 'w';
-		memcpy(wait + 1, l->waiter, LOCK_TOKEN_LEN + 1);
-		args_add(a, wait, l->queued || l->mark_ms > 0 ?
+		wait[0] = w->queued ? 'W' : 'w';
+		memcpy(wait + 1, w->id, LOCK_TOKEN_LEN + 1);
+		args_add(a, wait, w->queued || w->mark_ms > 0 ?
 		    LOCK_TOKEN_LEN + 1 : 0);
 		return;
 	}
@@ -195,25 +196,25 @@ acquire_args(struct lock *l, struct args *a, char *rec, char *wait)
 		args_num(a, m->start_ms);
 		args_num(a, l->limit);
 		args_num(a, PROTO_WAKE_LINGER_MS);
-		args_str(a, l->woken ? "1" : "0");
-		args_num(a, l->mark_ms);
-		args_str(a, l->waiter);
+		args_str(a, w->woken ? "1" : "0");
+		args_num(a, w->mark_ms);
+		args_str(a, w->id);
 		failover_arg(a, l);
 	} else {
 		/* A quorum's counters linger after each grant (proto.c). */
 		args_str(a, l->n > 1 ? "1" : "0");
 		args_add(a, rec, holder_record(l, rec));
-		args_num(a, l->queue_ms);
-		args_str(a, l->waiter);
-		args_str(a, l->queued ? "1" : "0");
+		args_num(a, w->queue_ms);
+		args_str(a, w->id);
+		args_str(a, w->queued ? "1" : "0");
 		failover_arg(a, l);
-		args_num(a, l->mark_ms);
+		args_num(a, w->mark_ms);
 		/* The record outlives K by the lock-delay (proto.c). */
 		args_num(a, l->ttl + l->delay);
 	}
-	for (const char *p = l->held, *t; (t = holder_next_token(&p, &w));)
-		if (w == LOCK_TOKEN_LEN)
-			args_add(a, t, w);
+	for (const char *p = l->held, *t; (t = holder_next_token(&p, &tl));)
+		if (tl == LOCK_TOKEN_LEN)
+			args_add(a, t, tl);
 }
 
 /* Release our token everywhere after a failed or interrupted attempt,
@@ -320,7 +321,8 @@ attempt_deadline(const struct lock *l, int64_t ahead_ms)
 /* Before an attempt: a fresh token unless !fresh, the waiter's name,
  * and an outcome with nothing in it yet. */
 static void
-try_begin(struct lock *l, struct lock_outcome *o, int fresh)
+try_begin(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
+    int fresh)
 {
 	uuid_t u;
 
@@ -330,10 +332,10 @@ try_begin(struct lock *l, struct lock_outcome *o, int fresh)
 	}
 	/* A writer's place in the queue is named after its first token;
 	 * a standby's (--respawn) starts with 's' (status counts them). */
-	if (l->waiter[0] == '\0') {
-		memcpy(l->waiter, l->token, sizeof(l->waiter));
+	if (w->id[0] == '\0') {
+		memcpy(w->id, l->token, sizeof(w->id));
 		if (l->standby)
-			l->waiter[0] = 's';
+			w->id[0] = 's';
 	}
 	o->err[0] = '\0';
 	o->slow = 0;
@@ -351,8 +353,8 @@ try_begin(struct lock *l, struct lock_outcome *o, int fresh)
  * have granted it).  ahead_ms: see lock_try().
  */
 static enum lock_result
-try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
-    int64_t ahead_ms)
+try_token(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
+    int intr_fd, int fresh, int64_t ahead_ms)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -361,8 +363,8 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
 
-	try_begin(l, o, fresh);
-	acquire_args(l, &a, rec, wait);
+	try_begin(l, w, o, fresh);
+	acquire_args(l, w, &a, rec, wait);
 	l->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 	    .deadline = attempt_deadline(l, ahead_ms), .intr_fd = intr_fd,
@@ -376,10 +378,10 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
 		unsent += r[i].reply == NULL && !r[i].sent;
 	conn_req_clear(r, l->n);
 	/* A busy reply queued us (writers, waiters); a grant took us out. */
-	if ((l->queue_ms > 0 || l->mark_ms > 0) && count[0] > 0)
-		l->queued = 1;
+	if ((w->queue_ms > 0 || w->mark_ms > 0) && count[0] > 0)
+		w->queued = 1;
 	else if (count[1] > 0)
-		l->queued = 0;
+		w->queued = 0;
 	if (rc >= 0 && count[2] >= l->quorum) {
 		memcpy(l->token, inherited, sizeof(l->token));
 		return LOCK_REENTRANT;
@@ -412,10 +414,10 @@ try_token(struct lock *l, struct lock_outcome *o, int intr_fd, int fresh,
  * when both were sent: keep ahead_ms well under the TTL.
  */
 enum lock_result
-lock_try(struct lock *l, int64_t ahead_ms, struct lock_outcome *o,
-    int intr_fd)
+lock_try(struct lock *l, struct lock_waiter *w, int64_t ahead_ms,
+    struct lock_outcome *o, int intr_fd)
 {
-	return try_token(l, o, intr_fd, 1, ahead_ms);
+	return try_token(l, w, o, intr_fd, 1, ahead_ms);
 }
 
 /*
@@ -432,7 +434,9 @@ lock_retake(struct lock *l, struct lock_outcome *o)
 	    &lost, o);
 
 	if (ok < l->quorum && lost) {
-		enum lock_result res = try_token(l, o, -1, 0, 0);
+		/* Not a waiter: a busy answer ends it (75). */
+		struct lock_waiter none = { .id = "" };
+		enum lock_result res = try_token(l, &none, o, -1, 0, 0);
 		if (res != LOCK_HELD)
 			return res;
 		sent = clock_ms();

@@ -44,22 +44,13 @@ struct lock {
 	struct lock_meta meta;
 	int shared;		/* -s or --limit: a shared hold */
 	long limit;		/* --limit N, or 0: any number of shared holders */
-	/* Waiting (wait.c): an exclusive waiter is queued as a writer, so
-	 * that shared requests wait behind it. */
-	int64_t queue_ms;	/* queue for this long when busy; 0: never */
-	char waiter[LOCK_TOKEN_LEN + 1];	/* the queue entry's id */
-	int queued;		/* entries (writers, waiters) may be on the
-				 * servers */
-	int woken;		/* this attempt follows a wake-up */
-	int64_t mark_ms;	/* a busy attempt marks that a waiter waits,
-				 * for this long; 0: it will not wait */
 	/* Scheduling (SPEC section 15; proto.c says how the servers keep
 	 * it). */
 	int64_t delay;		/* --lock-delay: ms that a loss of our grant
 				 * holds NAME back; recorded with the grant */
 	int replace;		/* --replace: claim NAME ahead of waiters */
 	int replace_told;	/* what -v said of it (replace.c) */
-	int standby;		/* --respawn: our waiter id says so */
+	int standby;		/* --respawn: our waiter ids say so */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
@@ -67,6 +58,24 @@ struct lock {
 	long long fence;
 	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
 	int64_t granted_at;	/* clock_ms() when its replies were in */
+};
+
+/*
+ * A waiter's place in the lock's queues (proto.c says how the servers
+ * keep them): wait.c owns it for the length of one wait, and each
+ * attempt of that wait carries it (lock_try()).  An exclusive waiter is
+ * queued as a writer, so that shared requests wait behind it.
+ */
+struct lock_waiter {
+	char id[LOCK_TOKEN_LEN + 1];	/* the queue entry's id: the first
+					 * attempt's token ('s' first for a
+					 * --respawn standby) */
+	int64_t queue_ms;	/* queue for this long when busy; 0: never */
+	int64_t mark_ms;	/* a busy attempt marks that a waiter waits,
+				 * for this long; 0: it will not wait */
+	int queued;		/* entries (writers, waiters) may be on the
+				 * servers */
+	int woken;		/* this attempt follows a wake-up */
 };
 
 /* What became of one operation, beyond its return value. */
@@ -87,8 +96,8 @@ int lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
     const char *name, int64_t ttl);
 void lock_free(struct lock *l);
 int64_t lock_lease_end(const struct lock *l, int64_t sent);
-enum lock_result lock_try(struct lock *l, int64_t ahead_ms,
-    struct lock_outcome *o, int intr_fd);
+enum lock_result lock_try(struct lock *l, struct lock_waiter *w,
+    int64_t ahead_ms, struct lock_outcome *o, int intr_fd);
 enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
 int64_t lock_record_ms(const struct lock *l);
 int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
@@ -97,7 +106,7 @@ int lock_release(struct lock *l, const char *token, int64_t keep_ms,
     int brief, int *others, struct lock_outcome *o);
 int lock_extend(struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
-void lock_unqueue(struct lock *l);
+void lock_unqueue(struct lock *l, struct lock_waiter *w);
 int lock_round(const struct lock *l, struct args *a, struct conn_req *r,
     int64_t deadline, struct lock_outcome *o);
 void lock_notify_stopped(struct lock *l);

@@ -38,7 +38,7 @@
  * the busy attempt before).  Best effort: a round that fails is made
  * again after the next attempt. */
 void
-replace_claim(struct lock *l)
+replace_claim(struct lock *l, const struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -48,7 +48,7 @@ replace_claim(struct lock *l)
 	args_script(&a, SCRIPT_STOP, &l->k);
 	args_str(&a, "1");
 	args_num(&a, REPLACE_STOP_MARGIN_MS);
-	args_add(&a, l->waiter, LOCK_TOKEN_LEN);
+	args_add(&a, w->id, LOCK_TOKEN_LEN);
 	args_num(&a, PROTO_CLAIM_MS);
 	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {

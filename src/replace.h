@@ -4,6 +4,6 @@
 
 #include "lock.h"
 
-void replace_claim(struct lock *l);
+void replace_claim(struct lock *l, const struct lock_waiter *w);
 
 #endif

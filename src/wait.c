@@ -96,32 +96,38 @@ refused(const redisReply *p)
 	return 0;
 }
 
-/* a = BLPOP key[0..nkeys) with a timeout of ms (at least 1); t (32
+/* The lists a wait blocks on. */
+struct lists {
+	const char *key[3];
+	size_t len[3];
+	int n;
+};
+
+/* a = BLPOP on the lists ls with a timeout of ms (at least 1); t (32
  * bytes) holds the timeout's text. */
 static void
-blpop_args(struct args *a, const char *const *key, const size_t *len,
-    int nkeys, int64_t ms, char *t)
+blpop_args(struct args *a, const struct lists *ls, int64_t ms, char *t)
 {
 	snprintf(t, 32, "%.3f", (double)ms / 1000);
 	args_str(a, "BLPOP");
-	for (int i = 0; i < nkeys; i++)
-		args_add(a, key[i], len[i]);
+	for (int i = 0; i < ls->n; i++)
+		args_add(a, ls->key[i], ls->len[i]);
 	args_str(a, t);
 }
 
 /*
- * Block on the lists key[0..nkeys) of every server at once (BLPOP), at
- * most ms and never past `hard` (the -w deadline, or -1); the first
- * answer ends the wait, and connections still blocked are closed (their
- * BLPOP would hold up the next command).  l->woken: a server popped a
- * wake-up.  Returns 0, -1 on interruption, 1 when no server answered
- * (after sleeping out ms, so that failing servers are not hammered), or
- * 2 when none answered and one refused to (refused()): o->err says why.
+ * Block on the lists ls of every server at once (BLPOP), at most ms and
+ * never past `hard` (the -w deadline, or -1); the first answer ends the
+ * wait, and connections still blocked are closed (their BLPOP would
+ * hold up the next command).  *woken (woken may be NULL): a server
+ * popped a wake-up.  Returns 0, -1 on interruption, 1 when no server
+ * answered (after sleeping out ms, so that failing servers are not
+ * hammered), or 2 when none answered and one refused to (refused()):
+ * o->err says why.
  */
 static int
-wait_lists(struct lock *l, const char *const *key, const size_t *len,
-    int nkeys, int64_t ms, int64_t hard, int intr_fd,
-    struct lock_outcome *o)
+wait_lists(struct lock *l, const struct lists *ls, int64_t ms, int64_t hard,
+    int intr_fd, struct lock_outcome *o, int *woken)
 {
 	if (l->n <= 0)
 		return 1;
@@ -129,7 +135,7 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	struct args a = { .script = -1 };
 	int64_t until, deadline;
 	char t[32];
-	int rc, answered = 0, refusals = 0;
+	int rc, answered = 0, refusals = 0, popped = 0;
 
 	if (ms < 1)
 		ms = 1;
@@ -137,10 +143,9 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 	deadline = until + l->op_timeout + WAIT_BLOCK_SLACK_MS;
 	if (hard >= 0 && deadline > hard)
 		deadline = hard;
-	blpop_args(&a, key, len, nkeys, ms, t);
+	blpop_args(&a, ls, ms, t);
 	rc = quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 	    .deadline = deadline, .intr_fd = intr_fd, .settled = any_reply });
-	l->woken = 0;
 	for (int i = 0; i < l->n; i++) {
 		refusals += refused(r[i].reply);
 		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR)
@@ -150,10 +155,12 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 			conn_close(&l->conns[i]);
 		else if (!(hard >= 0 && clock_ms() >= hard))
 			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
-		l->woken |= r[i].reply != NULL &&
+		popped |= r[i].reply != NULL &&
 		    r[i].reply->type == REDIS_REPLY_ARRAY;
 	}
 	conn_req_clear(r, l->n);
+	if (woken != NULL)
+		*woken = popped;
 	if (rc < 0)
 		return -1;
 	if (answered > 0 || (hard >= 0 && clock_ms() >= hard))
@@ -165,36 +172,21 @@ wait_lists(struct lock *l, const char *const *key, const size_t *len,
 
 /* The lists a waiter blocks on: the lock's wake list and, for an
  * exclusive waiter on one server, the writers' list first; a --replace
- * also the list that a holder it stopped pushes to once released.
- * Returns how many. */
-static int
-wake_keys(const struct lock *l, const char *key[3], size_t len[3])
+ * also the list that a holder it stopped pushes to once released. */
+static void
+wake_keys(const struct lock *l, struct lists *ls)
 {
-	int n = 0;
-
+	ls->n = 0;
 	if (l->replace) {
-		key[n] = l->k.stopped;
-		len[n++] = l->k.stoppedlen;
+		ls->key[ls->n] = l->k.stopped;
+		ls->len[ls->n++] = l->k.stoppedlen;
 	}
 	if (!l->shared && l->n == 1) {
-		key[n] = l->k.xwake;
-		len[n++] = l->k.xwakelen;
+		ls->key[ls->n] = l->k.xwake;
+		ls->len[ls->n++] = l->k.xwakelen;
 	}
-	key[n] = l->k.wake;
-	len[n++] = l->k.wakelen;
-	return n;
-}
-
-/* Sleep until the lock may have become free: see wait_lists(). */
-static int
-wait_wake(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
-    struct lock_outcome *o)
-{
-	const char *key[3];
-	size_t len[3];
-	int n = wake_keys(l, key, len);
-
-	return wait_lists(l, key, len, n, ms, hard, intr_fd, o);
+	ls->key[ls->n] = l->k.wake;
+	ls->len[ls->n++] = l->k.wakelen;
 }
 
 /*
@@ -224,24 +216,23 @@ may_ride(const struct lock *l, int64_t ms, int64_t left)
  * (refused()) and the attempt did not take the lock either.
  */
 static enum lock_result
-wake_and_try(struct lock *l, int64_t ms, int intr_fd,
+wake_and_try(struct lock *l, struct lock_waiter *w, int64_t ms, int intr_fd,
     struct lock_outcome *o, int *no_block)
 {
 	struct args a = { .script = -1 };
 	struct conn_req note = { 0 };
-	const char *key[3];
-	size_t len[3];
+	struct lists ls;
 	char t[32];
 	enum lock_result res;
-	int nkeys = wake_keys(l, key, len);
 
-	blpop_args(&a, key, len, nkeys, ms, t);
+	wake_keys(l, &ls);
+	blpop_args(&a, &ls, ms, t);
 	*no_block = 0;
 	if (conn_queue_ahead(&l->conns[0], a.argc, a.argv, a.len) < 0) {
 		snprintf(o->err, sizeof(o->err), "out of memory");
 		return LOCK_UNAVAILABLE;
 	}
-	res = lock_try(l, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
+	res = lock_try(l, w, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
 	note.reply = conn_take_ahead(&l->conns[0]);
 	if (refused(note.reply) && res != LOCK_HELD) {
 		*no_block = 1;
@@ -259,10 +250,9 @@ int
 wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
-	const char *key = l->k.stopped;
-	size_t len = l->k.stoppedlen;
+	struct lists ls = { { l->k.stopped }, { l->k.stoppedlen }, 1 };
 
-	return wait_lists(l, &key, &len, 1, ms, hard, intr_fd, o);
+	return wait_lists(l, &ls, ms, hard, intr_fd, o, NULL);
 }
 
 /* How long to sleep before the next attempt while the lock is busy. */
@@ -308,6 +298,7 @@ struct wait_state {
 	int64_t since;		/* when the current run of failures began */
 	int failures;		/* attempts in a row that failed */
 	int seen_busy;		/* an attempt found the lock taken */
+	struct lock_waiter waiter;	/* our place in the queues */
 };
 
 /* After a busy attempt: how long to pause, or -1 to stop here (res
@@ -321,7 +312,7 @@ pause_busy(struct lock *l, struct wait_state *w, const struct lock_outcome *o,
 	w->failures = 0;
 	w->seen_busy = 1;
 	if (l->replace)
-		replace_claim(l);
+		replace_claim(l, &w->waiter);
 	if (w->wait == 0 || (w->until >= 0 && left <= 0))
 		return -1;
 	if (l->n > 1 && nap_until(clock_ms() +
@@ -363,21 +354,21 @@ sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
     enum lock_result res, int intr_fd, struct lock_outcome *o, int *stop)
 {
 	int64_t left = w->until < 0 ? -1 : w->until - clock_ms();
+	struct lists ls;
 	int rc;
 
 	*stop = 0;
-	if (res == LOCK_BUSY && may_ride(l, ms, left)) {
-		res = wake_and_try(l, ms, intr_fd, o, stop);
-		return res;
-	}
-	rc = wait_wake(l, ms, w->until, intr_fd, o);
+	if (res == LOCK_BUSY && may_ride(l, ms, left))
+		return wake_and_try(l, &w->waiter, ms, intr_fd, o, stop);
+	wake_keys(l, &ls);
+	rc = wait_lists(l, &ls, ms, w->until, intr_fd, o, &w->waiter.woken);
 	if (rc < 0 || rc == 2) {
 		*stop = 1;
 		return rc < 0 ? LOCK_INTERRUPTED : LOCK_UNAVAILABLE;
 	}
 	if (rc > 0 && w->failures++ == 0)
 		w->since = clock_ms();
-	return lock_try(l, 0, o, intr_fd);
+	return lock_try(l, &w->waiter, 0, o, intr_fd);
 }
 
 /*
@@ -393,13 +384,12 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	int first = 1, stop = 0;
 
 	w.until = wait < 0 ? -1 : w.start + wait;
-	l->queue_ms = !l->shared && l->n == 1 && wait != 0 ?
+	w.waiter.queue_ms = !l->shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
-	l->mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
-	l->woken = 0;
+	w.waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	/* A first attempt under -n still gets its full time. */
 	l->deadline = wait > 0 ? w.until : -1;
-	res = lock_try(l, 0, o, intr_fd);
+	res = lock_try(l, &w.waiter, 0, o, intr_fd);
 	while (!stop) {
 		int64_t ms;
 
@@ -416,7 +406,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */
 	if (res != LOCK_HELD)
-		lock_unqueue(l);
+		lock_unqueue(l, &w.waiter);
 	l->deadline = -1;
 	return res;
 }
