@@ -74,6 +74,11 @@ $(OBJS): src/*.h | have-deps
 src/scripts.c: tools/luagen.sh src/proto.h $(wildcard src/lua/*.lua src/lua/lib/*.lua)
 	tools/luagen.sh c >$@.tmp && mv $@.tmp $@
 
+# Each script's KEYS, ARGV and reply elements by name (tools/luagen.sh,
+# from the scripts' --@keys, --@argv and --@reply lines): committed too.
+src/script_args.h: tools/luagen.sh $(wildcard src/lua/*.lua)
+	tools/luagen.sh h >$@.tmp && mv $@.tmp $@
+
 # A plain build installs nothing: it names the pkg-config modules it
 # cannot find and stops.
 have-deps:

@@ -323,13 +323,19 @@ hop_of(const redisReply *p, struct hop_to *to)
 
 	if (p == NULL || p->type != REDIS_REPLY_ERROR || p->str == NULL)
 		return HOP_NONE;
-	if (strncmp(p->str, "TRYAGAIN", 8) == 0 ||
-	    strncmp(p->str, "CLUSTERDOWN", 11) == 0)
+	switch (reply_error(p)) {
+	case SERVER_TRYAGAIN:
+	case SERVER_CLUSTERDOWN:
 		return HOP_RETRY;
-	if (strncmp(p->str, "MOVED ", 6) == 0)
-		k = HOP_MOVED, s = p->str + 6;
-	else if (strncmp(p->str, "ASK ", 4) == 0)
-		k = HOP_ASK, s = p->str + 4;
+	case SERVER_MOVED:
+		k = HOP_MOVED, s = p->str + strlen("MOVED ");
+		break;
+	case SERVER_ASK:
+		k = HOP_ASK, s = p->str + strlen("ASK ");
+		break;
+	default:
+		break;
+	}
 	if (s == NULL)
 		return HOP_NONE;
 	slot = strtoul(s, &end, 10);
@@ -418,7 +424,7 @@ plan(struct conn *c, const struct conn_req *r, const struct args *a,
 		return STEP_NONE;
 	k = hop_of(r->reply, to);
 	if (k == HOP_RETRY && a->tryagain &&
-	    strncmp(r->reply->str, "TRYAGAIN", 8) == 0)
+	    reply_error(r->reply) == SERVER_TRYAGAIN)
 		return STEP_NONE;	/* the caller's (struct args) */
 	if (k == HOP_RETRY) {
 		/* The bound is on redirections in a row: during a migration a

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "proto.h"
 
 struct slot {
 	int skip;	/* preamble replies still to read */
@@ -57,15 +58,14 @@ slot_fail(struct conn *c, struct conn_req *r, struct slot *s,
  * (networking.c, processMultibulkBuffer()).
  */
 static int
-reply_fatal(const struct conn *c, const struct slot *s, const char *e,
+reply_fatal(const struct conn *c, const struct slot *s, const redisReply *p,
     char *why, size_t len)
 {
-	const char *text = e + strcspn(e, " ");
+	const char *e = p->str, *text = e + strcspn(e, " ");
 
 	if (s->skip > 0 && s->auth)
 		snprintf(why, len, "authentication failed: %s", *text ? text + 1 : e);
-	else if (strncmp(e, "NOAUTH", 6) == 0 ||
-	    strstr(e, "Protocol error: unauthenticated") != NULL)
+	else if (reply_error(p) == SERVER_NOAUTH)
 		snprintf(why, len, "authentication required%s", c->password ?
 		    "" : " (no password given: see --password-file)");
 	else if (s->skip > 0)
@@ -94,8 +94,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 	}
 	/* A server at its maxclients says so and closes before it reads a
 	 * command: that is the answer, not the probe's. */
-	if (p->type == REDIS_REPLY_ERROR &&
-	    strstr(p->str, "max number of clients") != NULL) {
+	if (reply_error(p) == SERVER_MAXCLIENTS) {
 		snprintf(why, sizeof(why), "%s", p->str);
 		freeReplyObject(p);
 		slot_fail(c, r, s, CONN_FAIL_SERVER, why);
@@ -109,7 +108,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		return 0;
 	}
 	if (p->type == REDIS_REPLY_ERROR &&
-	    reply_fatal(c, s, p->str, why, sizeof(why))) {
+	    reply_fatal(c, s, p, why, sizeof(why))) {
 		freeReplyObject(p);
 		slot_fail(c, r, s, CONN_FAIL_SERVER, why);
 		return -1;

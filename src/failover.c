@@ -69,17 +69,17 @@ failover_guarded(const struct lock *l)
 }
 
 /*
- * The guard's argument of acquire_any.lua (ARGV[8]): the length of
- * the key prefix when any of l's servers is reached through Sentinel,
- * else "" (no guard).
+ * The guard's argument of acquire_any.lua and sh_acquire.lua, at ARGV
+ * position pos: the length of the key prefix when any of l's servers
+ * is reached through Sentinel, else "" (no guard).
  */
 void
-failover_arg(struct args *a, const struct lock *l)
+failover_arg(struct args *a, int pos, const struct lock *l)
 {
 	if (failover_guarded(l))
-		args_num(a, (long long)(l->k.keylen - l->namelen));
+		args_put_num(a, pos, (long long)(l->k.keylen - l->namelen));
 	else
-		args_str(a, "");
+		args_put_str(a, pos, "");
 }
 
 /* The extra time a waiter gives unreachable servers (wait.c): see

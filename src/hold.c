@@ -88,8 +88,7 @@ renew_code(const redisReply *p)
 static int
 is_tryagain(const redisReply *p)
 {
-	return p != NULL && p->type == REDIS_REPLY_ERROR &&
-	    strncmp(p->str, "TRYAGAIN", 8) == 0;
+	return reply_error(p) == SERVER_TRYAGAIN;
 }
 
 /*
@@ -104,6 +103,17 @@ is_tryagain(const redisReply *p)
  * token no longer holds is never extended.  code[i] gets each split
  * server's outcome, as renew_code() has it.
  */
+/* Every step of renew_by_key() takes the token, then one duration. */
+enum { STEP_TOKEN = 1, STEP_MS = 2 };
+_Static_assert(ARG_RENEW_TOKEN == STEP_TOKEN && ARG_RENEW_TTL == STEP_MS &&
+    ARG_RENEW_RECORD_TOKEN == STEP_TOKEN &&
+    ARG_RENEW_RECORD_RECORD_MS == STEP_MS &&
+    ARG_SH_RENEW_SET_TOKEN == STEP_TOKEN && ARG_SH_RENEW_SET_TTL == STEP_MS &&
+    ARG_SH_RENEW_MARK_TOKEN == STEP_TOKEN &&
+    ARG_SH_RENEW_MARK_TTL == STEP_MS &&
+    ARG_SH_RENEW_META_TOKEN == STEP_TOKEN &&
+    ARG_SH_RENEW_META_TTL == STEP_MS, "renew_by_key(): token, then ms");
+
 static void
 renew_by_key(const struct lock *l, const char *split, int *code,
     int64_t deadline, int64_t record_ms, struct lock_outcome *o)
@@ -131,8 +141,9 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		if (left == 0)
 			return;
 		args_script(&a, step[l->shared][s], &l->k);
-		args_add(&a, l->token, LOCK_TOKEN_LEN);
-		args_num(&a, s == 1 && !l->shared ? record_ms : l->ttl);
+		args_put(&a, STEP_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put_num(&a, STEP_MS, s == 1 && !l->shared ? record_ms :
+		    l->ttl);
 		quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 		    .deadline = deadline, .intr_fd = -1, .skip = skip,
 		    .err = o->err, .errlen = sizeof(o->err) });
@@ -171,10 +182,13 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 
 	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
 	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
-	args_add(&a, l->token, LOCK_TOKEN_LEN);
-	args_num(&a, l->ttl);
+	/* sh_renew.lua's are the first two of renew.lua's. */
+	_Static_assert(ARG_SH_RENEW_TOKEN == ARG_RENEW_TOKEN &&
+	    ARG_SH_RENEW_TTL == ARG_RENEW_TTL, "sh_renew.lua's ARGV");
+	args_put(&a, ARG_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
+	args_put_num(&a, ARG_RENEW_TTL, l->ttl);
 	if (record_ms > 0 && !l->shared)
-		args_num(&a, record_ms);
+		args_put_num(&a, ARG_RENEW_RECORD_MS, record_ms);
 	a.tryagain = 1;		/* see renew_by_key() */
 	o->err[0] = '\0';
 	o->stop = 0;
@@ -212,6 +226,49 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 }
 
 /*
+ * a = script s for token with arg (the TTL of an extend, the keep ms of
+ * a release): release.lua or release_done.lua (after a successful run
+ * of --once-per), renew.lua (extend), sh_renew.lua, sh_release.lua.
+ * An exclusive release says nothing of keeping unless it keeps the lock.
+ */
+static void
+token_args(const struct lock *l, enum script s, const char *token,
+    long long arg, struct args *a)
+{
+	_Static_assert(ARG_RELEASE_TOKEN == 1 && ARG_RELEASE_DONE_TOKEN == 1 &&
+	    ARG_RENEW_TOKEN == 1 && ARG_SH_RENEW_TOKEN == 1 &&
+	    ARG_SH_RELEASE_TOKEN == 1, "the token comes first");
+
+	args_script(a, s, &l->k);
+	args_put_str(a, 1, token);
+	switch (s) {
+	case SCRIPT_RELEASE:
+		if (arg > 0)
+			args_put_num(a, ARG_RELEASE_KEEP_MS, arg);
+		break;
+	case SCRIPT_RELEASE_DONE:
+		args_put_num(a, ARG_RELEASE_DONE_PERIOD, l->done_period);
+		if (arg > 0)
+			args_put_num(a, ARG_RELEASE_DONE_KEEP_MS, arg);
+		break;
+	case SCRIPT_RENEW:
+		args_put_num(a, ARG_RENEW_TTL, arg);
+		args_put_num(a, ARG_RENEW_RECORD_MS, lock_record_ms(l));
+		break;
+	case SCRIPT_SH_RENEW:
+		args_put_num(a, ARG_SH_RENEW_TTL, arg);
+		break;
+	default:	/* SCRIPT_SH_RELEASE */
+		args_put_num(a, ARG_SH_RELEASE_KEEP_MS, arg);
+		args_put_num(a, ARG_SH_RELEASE_FENCE_LINGER,
+		    PROTO_FENCE_LINGER_MS);
+		args_put_num(a, ARG_SH_RELEASE_WAKE_LINGER,
+		    PROTO_WAKE_LINGER_MS);
+		break;
+	}
+}
+
+/*
  * Run script s for token on the servers not marked done, once.  A
  * server that failed at once (a connection it had closed) stays
  * unmarked for one more try; done[i] is set for the others.  Returns
@@ -229,19 +286,7 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	/* After a successful run of --once-per the release records it. */
 	if (s == SCRIPT_RELEASE && l->done_period > 0)
 		s = SCRIPT_RELEASE_DONE;
-	args_script(&a, s, &l->k);
-	args_str(&a, token);
-	if (s == SCRIPT_RELEASE_DONE)
-		args_num(&a, l->done_period);
-	/* An exclusive release says nothing unless it keeps the lock. */
-	if ((s != SCRIPT_RELEASE && s != SCRIPT_RELEASE_DONE) || arg > 0)
-		args_num(&a, arg);
-	if (s == SCRIPT_RENEW) {
-		args_num(&a, lock_record_ms(l));
-	} else if (s == SCRIPT_SH_RELEASE) {
-		args_num(&a, PROTO_FENCE_LINGER_MS);
-		args_num(&a, PROTO_WAKE_LINGER_MS);
-	}
+	token_args(l, s, token, arg, &a);
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 	    .deadline = token_deadline(l, brief), .intr_fd = -1, .skip = done,
@@ -355,7 +400,7 @@ lock_notify_stopped(struct lock *l)
 	struct args a;
 
 	args_script(&a, SCRIPT_NOTIFY, &l->k);
-	args_num(&a, PROTO_WAKE_LINGER_MS);
+	args_put_num(&a, ARG_NOTIFY_LINGER, PROTO_WAKE_LINGER_MS);
 	lock_round(l, &a, r, clock_ms() + l->op_timeout, NULL);
 	conn_req_clear(r, l->n);
 }

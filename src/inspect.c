@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* How long an operator's command waits for the servers. */
 #define INSPECT_TIMEOUT_MS 2000
@@ -80,7 +81,8 @@ view_meta(struct lock_view *v, const redisReply *h, const char *prefix)
 static int
 view_holders(struct lock_view *v, const redisReply *p)
 {
-	const redisReply *h = p->element[3], *m = p->element[4];
+	const redisReply *h = p->element[REPLY_INSPECT_HOLDERS];
+	const redisReply *m = p->element[REPLY_INSPECT_HMETA];
 	size_t n = h->type == REDIS_REPLY_ARRAY ? h->elements / 2 : 0;
 
 	v->shared = 1;
@@ -126,12 +128,12 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	int answered = 0;
 
 	args_script(&a, SCRIPT_INSPECT, &l->k);
-	args_str(&a, remove ? "1" : "0");
-	args_num(&a, PROTO_WAKE_LINGER_MS);
+	args_put_str(&a, ARG_INSPECT_REMOVE, remove ? "1" : "0");
+	args_put_num(&a, ARG_INSPECT_WAKE_LINGER, PROTO_WAKE_LINGER_MS);
 	o->err[0] = '\0';
 	lock_round(l, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
-		const redisReply *p = r[i].reply;
+		const redisReply *p = r[i].reply, *fields;
 
 		memset(&v[i], 0, sizeof(v[i]));
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY) {
@@ -142,16 +144,19 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 		}
 		v[i].answered = 1;
 		answered++;
-		/* A free lock that scheduling says something of. */
+		/* A free lock that scheduling says something of: its fields
+		 * alone. */
 		if (p->elements == 1 && p->element[0]->type == REDIS_REPLY_ARRAY)
 			view_meta(&v[i], p->element[0], NULL);
 		if (p->elements < 3)
 			continue;
 		v[i].held = 1;
-		snprintf(v[i].token, sizeof(v[i].token), "%s", reply_str(p, 0));
-		v[i].pttl = reply_int(p, 1);
-		if (p->elements >= 4 && p->element[2]->type == REDIS_REPLY_ARRAY)
-			view_meta(&v[i], p->element[2], NULL);
+		snprintf(v[i].token, sizeof(v[i].token), "%s",
+		    reply_str(p, REPLY_INSPECT_TOKEN));
+		v[i].pttl = reply_int(p, REPLY_INSPECT_PTTL);
+		fields = p->element[REPLY_INSPECT_FIELDS];
+		if (p->elements >= 4 && fields->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], fields, NULL);
 		if (p->elements == 4) {
 			/* Not a lock at all: a value of another type. */
 			snprintf(v[i].type, sizeof(v[i].type), "%s", v[i].token);
@@ -161,8 +166,8 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 			/* Every lease has ended: nobody holds it any more. */
 			v[i].held = v[i].nholders > 0;
 		}
-		else if (p->element[2]->type == REDIS_REPLY_ARRAY)
-			view_meta(&v[i], p->element[2], NULL);
+		else if (fields->type == REDIS_REPLY_ARRAY)
+			view_meta(&v[i], fields, NULL);
 	}
 	conn_req_clear(r, l->n);
 	return answered;

@@ -67,6 +67,15 @@ lock_lease_end(const struct lock *l, int64_t sent)
  * inherited token, 4, held back after a failover, and 5, held back by a
  * lost holder's lock-delay or a --replace claim, count as busy), -1
  * none. */
+/* The acquire scripts' array replies share one layout. */
+#define REPLY_CODE REPLY_ACQUIRE_ANY_CODE
+#define REPLY_VALUE REPLY_ACQUIRE_ANY_VALUE
+#define REPLY_TOKEN REPLY_ACQUIRE_ANY_TOKEN
+_Static_assert(REPLY_ACQUIRE_CODE == REPLY_CODE &&
+    REPLY_SH_ACQUIRE_CODE == REPLY_CODE && REPLY_ACQUIRE_VALUE ==
+    REPLY_VALUE && REPLY_SH_ACQUIRE_VALUE == REPLY_VALUE &&
+    REPLY_SH_ACQUIRE_TOKEN == REPLY_TOKEN, "the acquire scripts' replies");
+
 static int
 acquire_kind(const redisReply *p)
 {
@@ -76,7 +85,7 @@ acquire_kind(const redisReply *p)
 		return p->integer > 0 ? 1 : -1;
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements < 2)
 		return -1;
-	k = reply_int(p, 0);
+	k = reply_int(p, REPLY_CODE);
 	return k == ACQUIRE_SELF_SHARED || k == ACQUIRE_FAILOVER_HELD ||
 	    k == ACQUIRE_HELD_BACK ? ACQUIRE_BUSY : (int)k;
 }
@@ -85,7 +94,8 @@ acquire_kind(const redisReply *p)
 static long long
 acquire_fence(const redisReply *p)
 {
-	return p->type == REDIS_REPLY_INTEGER ? p->integer : reply_int(p, 1);
+	return p->type == REDIS_REPLY_INTEGER ? p->integer :
+	    reply_int(p, REPLY_VALUE);
 }
 
 /* Has an acquire round decided?  A quorum granted, or a quorum says
@@ -133,8 +143,8 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	int ok = 0;
 
 	args_script(&a, SCRIPT_BUMP, &l->k);
-	args_num(&a, l->fence);
-	args_num(&a, PROTO_FENCE_LINGER_MS);
+	args_put_num(&a, ARG_BUMP_FENCE, l->fence);
+	args_put_num(&a, ARG_BUMP_LINGER, PROTO_FENCE_LINGER_MS);
 	lock_round(l, &a, r, clock_ms() + l->op_timeout, o);
 	for (int i = 0; i < l->n; i++)
 		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
@@ -155,6 +165,61 @@ inherits(const struct lock *l)
 	return 0;
 }
 
+/* sh_acquire.lua's arguments but the inherited tokens. */
+static void
+sh_acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a)
+{
+	const struct lock_meta *m = &l->meta;
+
+	args_script(a, SCRIPT_SH_ACQUIRE, &l->k);
+	args_put(a, ARG_SH_ACQUIRE_TOKEN, l->token, LOCK_TOKEN_LEN);
+	args_put_num(a, ARG_SH_ACQUIRE_TTL, l->ttl);
+	args_put_num(a, ARG_SH_ACQUIRE_FENCE_LINGER, PROTO_FENCE_LINGER_MS);
+	args_put_str(a, ARG_SH_ACQUIRE_HOST, m->host);
+	args_put_num(a, ARG_SH_ACQUIRE_PID, m->pid);
+	args_put_str(a, ARG_SH_ACQUIRE_USER, m->user);
+	args_put_str(a, ARG_SH_ACQUIRE_CMD, m->cmd);
+	args_put_num(a, ARG_SH_ACQUIRE_START, m->start_ms);
+	args_put_num(a, ARG_SH_ACQUIRE_LIMIT, l->limit);
+	args_put_num(a, ARG_SH_ACQUIRE_WAKE_LINGER, PROTO_WAKE_LINGER_MS);
+	args_put_str(a, ARG_SH_ACQUIRE_WOKEN, w->woken ? "1" : "0");
+	args_put_num(a, ARG_SH_ACQUIRE_MARK_MS, w->mark_ms);
+	args_put_str(a, ARG_SH_ACQUIRE_WAITER, w->id);
+	failover_arg(a, ARG_SH_ACQUIRE_GUARD, l);
+}
+
+/* acquire_any.lua's arguments but the inherited tokens; rec as in
+ * acquire_args(). */
+static void
+acquire_any_args(struct lock *l, const struct lock_waiter *w, struct args *a,
+    char *rec)
+{
+	args_script(a, SCRIPT_ACQUIRE_ANY, &l->k);
+	args_put(a, ARG_ACQUIRE_ANY_TOKEN, l->token, LOCK_TOKEN_LEN);
+	args_put_num(a, ARG_ACQUIRE_ANY_TTL, l->ttl);
+	/* A quorum's counters linger after each grant (proto.c). */
+	args_put_str(a, ARG_ACQUIRE_ANY_LINGER, l->n > 1 ? "1" : "0");
+	args_put(a, ARG_ACQUIRE_ANY_RECORD, rec, holder_record(l, rec));
+	args_put_num(a, ARG_ACQUIRE_ANY_QUEUE_MS, w->queue_ms);
+	args_put_str(a, ARG_ACQUIRE_ANY_WAITER, w->id);
+	args_put_str(a, ARG_ACQUIRE_ANY_QUEUED, w->queued ? "1" : "0");
+	failover_arg(a, ARG_ACQUIRE_ANY_GUARD, l);
+	args_put_num(a, ARG_ACQUIRE_ANY_MARK_MS, w->mark_ms);
+	/* The record outlives K by the lock-delay (proto.c). */
+	args_put_num(a, ARG_ACQUIRE_ANY_RECORD_MS, l->ttl + l->delay);
+}
+
+/* The tokens inherited from REDLOCK_HELD, from ARGV position pos on. */
+static void
+inherited_args(const struct lock *l, struct args *a, int pos)
+{
+	size_t tl;
+
+	for (const char *p = l->held, *t; (t = holder_next_token(&p, &tl));)
+		if (tl == LOCK_TOKEN_LEN)
+			args_put(a, pos++, t, tl);
+}
+
 /*
  * The acquire call: the script, the token, our metadata (the exclusive
  * scripts take it as their record's tail, built in rec, of HOLDER_RECORD_MAX
@@ -168,53 +233,24 @@ static void
 acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a,
     char *rec, char *wait)
 {
-	const struct lock_meta *m = &l->meta;
-	size_t tl;
-
 	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l) &&
 	    l->delay == 0 && !l->replace) {
 		args_script(a, SCRIPT_ACQUIRE, &l->k);
-		args_add(a, l->token, LOCK_TOKEN_LEN);
-		args_num(a, l->ttl);
-		args_add(a, rec, holder_record(l, rec));
+		args_put(a, ARG_ACQUIRE_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put_num(a, ARG_ACQUIRE_TTL, l->ttl);
+		args_put(a, ARG_ACQUIRE_RECORD, rec, holder_record(l, rec));
 		wait[0] = w->queued ? 'W' : 'w';
 		memcpy(wait + 1, w->id, LOCK_TOKEN_LEN + 1);
-		args_add(a, wait, w->queued || w->mark_ms > 0 ?
+		args_put(a, ARG_ACQUIRE_WAIT, wait, w->queued || w->mark_ms > 0 ?
 		    LOCK_TOKEN_LEN + 1 : 0);
 		return;
 	}
-	args_script(a, l->shared ? SCRIPT_SH_ACQUIRE : SCRIPT_ACQUIRE_ANY,
-	    &l->k);
-	args_add(a, l->token, LOCK_TOKEN_LEN);
-	args_num(a, l->ttl);
-	if (l->shared) {
-		args_num(a, PROTO_FENCE_LINGER_MS);
-		args_str(a, m->host);
-		args_num(a, m->pid);
-		args_str(a, m->user);
-		args_str(a, m->cmd);
-		args_num(a, m->start_ms);
-		args_num(a, l->limit);
-		args_num(a, PROTO_WAKE_LINGER_MS);
-		args_str(a, w->woken ? "1" : "0");
-		args_num(a, w->mark_ms);
-		args_str(a, w->id);
-		failover_arg(a, l);
-	} else {
-		/* A quorum's counters linger after each grant (proto.c). */
-		args_str(a, l->n > 1 ? "1" : "0");
-		args_add(a, rec, holder_record(l, rec));
-		args_num(a, w->queue_ms);
-		args_str(a, w->id);
-		args_str(a, w->queued ? "1" : "0");
-		failover_arg(a, l);
-		args_num(a, w->mark_ms);
-		/* The record outlives K by the lock-delay (proto.c). */
-		args_num(a, l->ttl + l->delay);
-	}
-	for (const char *p = l->held, *t; (t = holder_next_token(&p, &tl));)
-		if (tl == LOCK_TOKEN_LEN)
-			args_add(a, t, tl);
+	if (l->shared)
+		sh_acquire_args(l, w, a);
+	else
+		acquire_any_args(l, w, a, rec);
+	inherited_args(l, a, l->shared ? ARG_SH_ACQUIRE_TOKENS :
+	    ARG_ACQUIRE_ANY_TOKENS);
 }
 
 /* Release our token everywhere after a failed or interrupted attempt,
@@ -240,9 +276,9 @@ held_back(const struct lock *l, const redisReply *p, struct lock_outcome *o)
 	long long ms;
 
 	if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
-	    reply_int(p, 0) != ACQUIRE_HELD_BACK)
+	    reply_int(p, REPLY_CODE) != ACQUIRE_HELD_BACK)
 		return 0;
-	ms = reply_int(p, 1) > 0 ? reply_int(p, 1) : 1;
+	ms = reply_int(p, REPLY_VALUE) > 0 ? reply_int(p, REPLY_VALUE) : 1;
 	if (o->hold_ms <= 0 || ms < o->hold_ms)
 		o->hold_ms = ms;
 	log_info("lock '%s' is free but held back for %lld.%03lld s (a lost "
@@ -276,10 +312,11 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 			continue;
 		}
 		count[k]++;
-		if (k == ACQUIRE_BUSY && reply_int(p, 0) == ACQUIRE_SELF_SHARED)
+		if (k == ACQUIRE_BUSY &&
+		    reply_int(p, REPLY_CODE) == ACQUIRE_SELF_SHARED)
 			o->self_shared = 1;
 		if (k == 0) {
-			long long t = reply_int(p, 1);
+			long long t = reply_int(p, REPLY_VALUE);
 			if (t >= 0 && (o->busy_pttl < 0 || t < o->busy_pttl))
 				o->busy_pttl = t;
 			continue;
@@ -287,7 +324,8 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 		if (acquire_fence(p) > l->fence)
 			l->fence = acquire_fence(p);
 		if (k == 2)
-			snprintf(inherited, len, "%s", reply_str(p, 2));
+			snprintf(inherited, len, "%s",
+			    reply_str(p, REPLY_TOKEN));
 	}
 	/* Granting servers whose counter is already the fence. */
 	for (int i = 0; i < l->n; i++)

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* How long the question may wait for the servers. */
 #define ONCE_TIMEOUT_MS 2000
@@ -41,7 +42,7 @@ once_done(struct lock *l, int64_t period, long long *when,
 	int answered = 0, done = 0;
 
 	args_script(&a, SCRIPT_ONCE, &l->k);
-	args_num(&a, period);
+	args_put_num(&a, ARG_ONCE_PERIOD, period);
 	o->err[0] = '\0';
 	lock_round(l, &a, r, clock_ms() + ONCE_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
@@ -54,9 +55,9 @@ once_done(struct lock *l, int64_t period, long long *when,
 			continue;
 		}
 		answered++;
-		if (reply_int(p, 0) == 1) {
+		if (reply_int(p, REPLY_ONCE_YES) == 1) {
 			done = 1;
-			*when = reply_int(p, 1);
+			*when = reply_int(p, REPLY_ONCE_LAST);
 		}
 	}
 	conn_req_clear(r, l->n);

@@ -222,6 +222,42 @@ args_num(struct args *a, long long v)
 	args_str(a, b);
 }
 
+/*
+ * Set the script's ARGV[pos] (pos: an ARG_SCRIPT_NAME of scripts.h) to
+ * s, n bytes, after args_script().  Positions may be put in any order;
+ * one skipped over is "" until put.  A position past ARGS_MAX is
+ * dropped, as args_add() drops what does not fit.
+ */
+void
+args_put(struct args *a, int pos, const char *s, size_t n)
+{
+	int i = a->base + pos;
+
+	if (pos < 1 || i >= ARGS_MAX)
+		return;
+	while (a->argc < i)
+		args_add(a, "", 0);
+	a->argv[i] = s;
+	a->len[i] = n;
+	if (a->argc == i)
+		a->argc++;
+}
+
+void
+args_put_str(struct args *a, int pos, const char *s)
+{
+	args_put(a, pos, s, strlen(s));
+}
+
+void
+args_put_num(struct args *a, int pos, long long v)
+{
+	char *b = a->num[a->nums++ % ARGS_NUMS];
+
+	snprintf(b, sizeof(a->num[0]), "%lld", v);
+	args_put_str(a, pos, b);
+}
+
 /* The key that letter c names in args_script(), with its length. */
 static const char *
 key_by_letter(const struct keys *k, char c, size_t *len)
@@ -284,6 +320,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		const char *key = key_by_letter(k, order[s][i], &len);
 		args_add(a, key, len);
 	}
+	a->base = a->argc - 1;
 }
 
 /* After NOSCRIPT: send the script's body instead of its name. */
@@ -298,12 +335,47 @@ args_as_eval(struct args *a)
 	a->len[1] = strlen(scripts[a->script]);
 }
 
+/*
+ * What error reply r is (SERVER_OK when it is none).  Errors with a
+ * code of their own are told by it; of Redis's plain "ERR" errors those
+ * redlock acts on by their text (networking.c, cluster.c of Redis),
+ * any other ERR being SERVER_ERR_PLAIN.
+ */
+enum server_error
+reply_error(const redisReply *r)
+{
+	static const struct {
+		const char *text;	/* how the error begins */
+		enum server_error kind;
+	} known[] = {
+		{ "NOSCRIPT", SERVER_NOSCRIPT },
+		{ "NOAUTH", SERVER_NOAUTH },
+		{ "ERR Protocol error: unauthenticated", SERVER_NOAUTH },
+		{ "NOPERM", SERVER_NOPERM },
+		{ "WRONGTYPE", SERVER_WRONGTYPE },
+		{ "ERR max number of clients", SERVER_MAXCLIENTS },
+		{ "ERR This instance has cluster support disabled",
+		    SERVER_NOCLUSTER },
+		{ "MOVED ", SERVER_MOVED },
+		{ "ASK ", SERVER_ASK },
+		{ "TRYAGAIN", SERVER_TRYAGAIN },
+		{ "CLUSTERDOWN", SERVER_CLUSTERDOWN },
+		{ "ERR ", SERVER_ERR_PLAIN },
+	};
+
+	if (r == NULL || r->type != REDIS_REPLY_ERROR || r->str == NULL)
+		return SERVER_OK;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strncmp(r->str, known[i].text, strlen(known[i].text)) == 0)
+			return known[i].kind;
+	return SERVER_OTHER;
+}
+
 /* Did the server not know the script by its name? */
 int
 reply_noscript(const redisReply *r)
 {
-	return r != NULL && r->type == REDIS_REPLY_ERROR &&
-	    strncmp(r->str, "NOSCRIPT", 8) == 0;
+	return reply_error(r) == SERVER_NOSCRIPT;
 }
 
 /* Element i of an array reply as an integer (0 if it is not one); a

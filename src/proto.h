@@ -87,6 +87,8 @@ struct args {
 	char num[ARGS_NUMS][24];
 	int nums;
 	int script;		/* the script run by argv, or -1 */
+	int base;		/* argv[base + i] is the script's ARGV[i]
+				 * (args_put()) */
 	int tryagain;		/* a Redis Cluster's TRYAGAIN is the
 				 * caller's, not retried (cluster.c) */
 };
@@ -98,7 +100,36 @@ void args_add(struct args *a, const char *s, size_t n);
 void args_str(struct args *a, const char *s);
 void args_num(struct args *a, long long v);
 void args_script(struct args *a, enum script s, const struct keys *k);
+void args_put(struct args *a, int pos, const char *s, size_t n);
+void args_put_str(struct args *a, int pos, const char *s);
+void args_put_num(struct args *a, int pos, long long v);
 void args_as_eval(struct args *a);
+/*
+ * What a server's error reply says, for the code that acts on it
+ * (reply_error()).  An error's first word is its code; the few that
+ * have none (ERR ...) are told by their text, matched in proto.c and
+ * nowhere else.
+ */
+enum server_error {
+	SERVER_OK,		/* not an error reply (or none) */
+	SERVER_OTHER,		/* any other code: LOADING, BUSY, ... */
+	SERVER_NOSCRIPT,	/* the script is not known by its SHA-1 */
+	SERVER_NOAUTH,		/* authentication required (NOAUTH, or the
+				 * protocol error of a long command sent
+				 * before AUTH) */
+	SERVER_NOPERM,		/* an ACL forbids it */
+	SERVER_WRONGTYPE,	/* a key holds another type */
+	SERVER_MAXCLIENTS,	/* the server has all the clients it takes */
+	SERVER_NOCLUSTER,	/* a Cluster command on a plain server */
+	SERVER_ERR_PLAIN,	/* any other ERR: asking again will not
+				 * change it (unknown command, ...) */
+	SERVER_MOVED,		/* Cluster: the slot lives elsewhere */
+	SERVER_ASK,		/* Cluster: ask that node, this once */
+	SERVER_TRYAGAIN,	/* Cluster: the slot's keys are half moved */
+	SERVER_CLUSTERDOWN	/* Cluster: the slot is not served */
+};
+
+enum server_error reply_error(const redisReply *r);
 int reply_noscript(const redisReply *r);
 long long reply_int(const redisReply *r, size_t i);
 const char *reply_str(const redisReply *r, size_t i);

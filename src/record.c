@@ -110,25 +110,18 @@ record_args(struct lock *l, struct args *a, char **rk, enum outcome o,
 	a->script = -1;
 	args_str(a, "EVALSHA");
 	args_add(a, "", 0);	/* the name: record_exec() */
-	args_num(a, 3);
+	args_num(a, NKEYS_RECORD);
 	args_add(a, *rk, rl);
 	args_add(a, l->k.key, l->k.keylen);
 	args_add(a, l->k.meta, l->k.metalen);
-	args_num(a, RECORD_LINGER_MS);
-	args_add(a, l->name, l->namelen);
-	args_add(a, l->k.key, l->k.keylen);
-	args_str(a, l->meta.host);
-	args_str(a, outcome_word(o));
-	args_num(a, now);
+	a->base = a->argc - 1;
+	args_put_num(a, ARG_RECORD_LINGER, RECORD_LINGER_MS);
+	args_put(a, ARG_RECORD_NAME, l->name, l->namelen);
+	args_put(a, ARG_RECORD_KEY, l->k.key, l->k.keylen);
+	args_put_str(a, ARG_RECORD_HOST, l->meta.host);
+	args_put_str(a, ARG_RECORD_OUTCOME, outcome_word(o));
+	args_put_num(a, ARG_RECORD_TIME, now);
 	return 0;
-}
-
-/* Add v to a, formatted in buf (24 bytes). */
-static void
-put_num(struct args *a, char *buf, long long v)
-{
-	snprintf(buf, 24, "%lld", v);
-	args_str(a, buf);
 }
 
 /*
@@ -141,7 +134,7 @@ record_run(struct lock *l, const struct record_run *run, char *err,
 {
 	struct conn_req r[l->n];
 	struct args a;
-	char *rk, num[6][24];
+	char *rk;
 	int ok;
 
 	err[0] = '\0';
@@ -149,14 +142,14 @@ record_run(struct lock *l, const struct record_run *run, char *err,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	/* Numbers of our own: args_num() has room for eight a vector. */
-	put_num(&a, num[0], l->meta.pid);
-	args_str(&a, l->meta.user);
-	put_num(&a, num[1], run->exit_status);
-	put_num(&a, num[2], run->start_ms);
-	put_num(&a, num[3], run->start_ms > 0 ? run->end_ms - run->start_ms : 0);
-	put_num(&a, num[4], run->wait_ms);
-	put_num(&a, num[5], l->fence);
+	args_put_num(&a, ARG_RECORD_PID, l->meta.pid);
+	args_put_str(&a, ARG_RECORD_USER, l->meta.user);
+	args_put_num(&a, ARG_RECORD_EXIT_STATUS, run->exit_status);
+	args_put_num(&a, ARG_RECORD_START, run->start_ms);
+	args_put_num(&a, ARG_RECORD_DURATION, run->start_ms > 0 ?
+	    run->end_ms - run->start_ms : 0);
+	args_put_num(&a, ARG_RECORD_WAIT, run->wait_ms);
+	args_put_num(&a, ARG_RECORD_FENCE, l->fence);
 	ok = record_exec(l, &a, r, err, errlen);
 	conn_req_clear(r, l->n);
 	free(rk);
@@ -168,13 +161,13 @@ static void
 holder_of(const redisReply *p, struct record_holder *h)
 {
 	memset(h, 0, sizeof(*h));
-	h->state = (int)reply_int(p, 1);
+	h->state = (int)reply_int(p, REPLY_RECORD_STATE);
 	if (h->state != 1)
 		return;
-	snprintf(h->host, sizeof(h->host), "%s", reply_str(p, 2));
-	h->pid = strtol(reply_str(p, 3), NULL, 10);
-	snprintf(h->user, sizeof(h->user), "%s", reply_str(p, 4));
-	h->start_ms = strtoll(reply_str(p, 5), NULL, 10);
+	snprintf(h->host, sizeof(h->host), "%s", reply_str(p, REPLY_RECORD_HOST));
+	h->pid = strtol(reply_str(p, REPLY_RECORD_PID), NULL, 10);
+	snprintf(h->user, sizeof(h->user), "%s", reply_str(p, REPLY_RECORD_USER));
+	h->start_ms = strtoll(reply_str(p, REPLY_RECORD_START), NULL, 10);
 }
 
 /*
@@ -202,9 +195,9 @@ record_skip(struct lock *l, enum outcome o, struct record_holder *h,
 		const redisReply *p = r[i].reply;
 
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
-		    reply_int(p, 0) <= n)
+		    reply_int(p, REPLY_RECORD_SKIPS) <= n)
 			continue;
-		n = reply_int(p, 0);
+		n = reply_int(p, REPLY_RECORD_SKIPS);
 		holder_of(p, h);
 	}
 	conn_req_clear(r, l->n);

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "log.h"
 #include "quorum.h"
+#include "scripts.h"
 
 /* The stop request outlives the leases of the holders asked by this
  * much (as redlock stop's: they see it at a renewal before then). */
@@ -46,19 +47,19 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 	int foreign = 0;
 
 	args_script(&a, SCRIPT_STOP, &l->k);
-	args_str(&a, "1");
-	args_num(&a, REPLACE_STOP_MARGIN_MS);
-	args_add(&a, w->id, LOCK_TOKEN_LEN);
-	args_num(&a, PROTO_CLAIM_MS);
+	args_put_str(&a, ARG_STOP_RECORD, "1");
+	args_put_num(&a, ARG_STOP_MARGIN_MS, REPLACE_STOP_MARGIN_MS);
+	args_put(&a, ARG_STOP_WAITER, w->id, LOCK_TOKEN_LEN);
+	args_put_num(&a, ARG_STOP_CLAIM_MS, PROTO_CLAIM_MS);
 	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 4)
 			continue;
-		if (reply_int(p, 0) > asked)
-			asked = reply_int(p, 0);
-		foreign |= reply_int(p, 3) != 0;
+		if (reply_int(p, REPLY_STOP_ASKED) > asked)
+			asked = reply_int(p, REPLY_STOP_ASKED);
+		foreign |= reply_int(p, REPLY_STOP_FOREIGN) != 0;
 	}
 	conn_req_clear(r, l->n);
 	/* Said once: the request and the claim are made every round. */

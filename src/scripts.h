@@ -1,13 +1,13 @@
 /*
  * scripts.h - the server-side Lua scripts (the files of src/lua/),
  * embedded by tools/luagen.sh into src/scripts.c, and what C needs to
- * know of their
- * contract: which keys each takes (proto.c's args_script() sends them
- * in this order) and what their replies mean.  Each script's header
- * comment in src/lua/ gives its KEYS, ARGV and replies in full.
+ * know of their contract: which keys and arguments each takes, by name,
+ * and what their replies mean.  Each script's header comment in
+ * src/lua/ gives its KEYS, ARGV and replies in full.
  *
- * Adding a script: src/lua/NAME.lua, its lua_NAME below, an enum script
- * entry and key list in proto.h/proto.c, its SHA-1 in tests/unit.c.
+ * Adding a script: src/lua/NAME.lua with its --@keys and --@argv lines,
+ * its lua_NAME below, an enum script entry in proto.h/proto.c, its
+ * SHA-1 in tests/unit.c.
  */
 #ifndef REDLOCK_SCRIPTS_H
 #define REDLOCK_SCRIPTS_H
@@ -27,30 +27,18 @@ extern const char lua_acquire[], lua_acquire_any[], lua_bump[],
     lua_sh_renew_meta[], lua_sh_renew_set[], lua_stop[];
 
 /*
- * The KEYS of each script, in order, one letter a key of struct keys
- * (proto.h): k K, f fence, m meta (the holder's record), w wake,
- * a waiting, h holders, H hmeta, q xwait, x xwake, s stop, d stopped,
- * o done.  At most SCRIPT_KEYS_MAX keys.
+ * The KEYS, ARGV and reply elements of each script, by name:
+ * SCRIPT_KEYS_NAME (the letters of its keys, in order, as args_script()
+ * sends them: k K, f fence, m meta, w wake, a waiting, h holders, H
+ * hmeta, q xwait, x xwake, s stop, d stopped, o done), ARG_NAME_... for
+ * args_put(), REPLY_NAME_... for reply_int() and reply_str().  Made by
+ * tools/luagen.sh from each script's --@keys, --@argv and --@reply
+ * lines, where they are named once.
  */
+#include "script_args.h"
+
 #define SCRIPT_KEYS_MAX 9
-#define SCRIPT_KEYS_ACQUIRE "kfmaq"
-#define SCRIPT_KEYS_ACQUIRE_ANY "kfmqha"
-#define SCRIPT_KEYS_RENEW "km"
 #define SCRIPT_KEYS_RENEW_LEASE "k"	/* renew.lua without the record */
-#define SCRIPT_KEYS_RELEASE "kmwaH"
-#define SCRIPT_KEYS_BUMP "fm"
-#define SCRIPT_KEYS_INSPECT "kmwhHa"
-#define SCRIPT_KEYS_SH_ACQUIRE "kfmhHqwxa"
-#define SCRIPT_KEYS_SH_RENEW "khH"
-#define SCRIPT_KEYS_SH_RELEASE "khHwfqx"
-#define SCRIPT_KEYS_STOP "khsHm"
-#define SCRIPT_KEYS_NOTIFY "d"
-#define SCRIPT_KEYS_RELEASE_DONE "kmwaHo"
-#define SCRIPT_KEYS_ONCE "o"
-#define SCRIPT_KEYS_RENEW_RECORD "m"
-#define SCRIPT_KEYS_SH_RENEW_SET "h"
-#define SCRIPT_KEYS_SH_RENEW_MARK "k"
-#define SCRIPT_KEYS_SH_RENEW_META "H"
 
 /*
  * The first element of an acquire script's array reply (acquire.lua,

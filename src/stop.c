@@ -19,6 +19,7 @@
 #include "log.h"
 #include "refused.h"
 #include "quorum.h"
+#include "scripts.h"
 #include "sig.h"
 #include "wait.h"
 
@@ -57,8 +58,8 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 	int answered = 0;
 
 	args_script(&a, SCRIPT_STOP, &l->k);
-	args_str(&a, record ? "1" : "0");
-	args_num(&a, STOP_MARGIN_MS);
+	args_put_str(&a, ARG_STOP_RECORD, record ? "1" : "0");
+	args_put_num(&a, ARG_STOP_MARGIN_MS, STOP_MARGIN_MS);
 	s->asked = s->left = 0;
 	s->pttl = -2;
 	s->foreign = 0;
@@ -74,13 +75,13 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 			continue;
 		}
 		answered++;
-		if (reply_int(p, 0) > s->asked)
-			s->asked = reply_int(p, 0);
-		if (reply_int(p, 1) > s->left)
-			s->left = reply_int(p, 1);
-		if (reply_int(p, 2) > s->pttl)
-			s->pttl = reply_int(p, 2);
-		s->foreign |= reply_int(p, 3) != 0;
+		if (reply_int(p, REPLY_STOP_ASKED) > s->asked)
+			s->asked = reply_int(p, REPLY_STOP_ASKED);
+		if (reply_int(p, REPLY_STOP_LEFT) > s->left)
+			s->left = reply_int(p, REPLY_STOP_LEFT);
+		if (reply_int(p, REPLY_STOP_PTTL) > s->pttl)
+			s->pttl = reply_int(p, REPLY_STOP_PTTL);
+		s->foreign |= reply_int(p, REPLY_STOP_FOREIGN) != 0;
 	}
 	conn_req_clear(r, l->n);
 	return answered;

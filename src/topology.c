@@ -434,7 +434,7 @@ topology_masters(struct conn *c, struct conn **out, int64_t deadline,
 	*out = NULL;
 	route_exec(c, &r, 1, deadline, -1);
 	if (r.reply != NULL && r.reply->type == REDIS_REPLY_ERROR &&
-	    strstr(r.reply->str, "cluster support disabled") == NULL) {
+	    reply_error(r.reply) != SERVER_NOCLUSTER) {
 		conn_req_clear(&r, 1);
 		r.argv = (const char **)slots;
 		route_exec(c, &r, 1, deadline, -1);

@@ -85,15 +85,17 @@ any_reply(const struct conn_req *r, int n)
 static int
 refused(const redisReply *p)
 {
-	static const char *const lasting[] = { "NOPERM", "NOAUTH",
-	    "WRONGTYPE", "ERR " };
-
-	if (p == NULL || p->type != REDIS_REPLY_ERROR)
+	switch (reply_error(p)) {
+	case SERVER_NOPERM:
+	case SERVER_NOAUTH:
+	case SERVER_WRONGTYPE:
+	case SERVER_ERR_PLAIN:
+	case SERVER_MAXCLIENTS:
+	case SERVER_NOCLUSTER:
+		return 1;
+	default:
 		return 0;
-	for (size_t i = 0; i < sizeof(lasting) / sizeof(lasting[0]); i++)
-		if (strncmp(p->str, lasting[i], strlen(lasting[i])) == 0)
-			return 1;
-	return 0;
+	}
 }
 
 /* The lists a wait blocks on. */

@@ -79,10 +79,11 @@ server_past() { (($(server_ms) >= $1)); }
 	[[ $(cat "$d/errors") == "status 1" ]] ||
 		fail "redlock failed otherwise: $(cat "$d/errors")"
 	[[ -e $d/failed ]] || fail "the failure was never injected"
-	# Every host ran some of the successes.
-	for h in -90s +0s +90s; do
-		grep -q " ok $h\$" "$d/log" || fail "host $h never ran the job: $(cat "$d/log")"
-	done
+	# No clock locks the others out: the successes came from more than
+	# one host.  (Which host's tick comes first in a period is chance:
+	# that each of the three wins one of twelve periods is not certain.)
+	(($(awk '$3 == "ok" { print $4 }' "$d/log" | sort -u | wc -l) >= 2)) ||
+		fail "one host ran every success: $(cat "$d/log")"
 	# Exactly one success per full period, by when it ended (its release
 	# comes right after: a success may only land in the next period
 	# when it ended within 100 ms of the boundary).

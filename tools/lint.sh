@@ -131,6 +131,11 @@ step_lua() {
 			"of src/lua/: run make and commit it" >&2
 		status=1
 	fi
+	if ! tools/luagen.sh h | cmp -s - src/script_args.h; then
+		echo "lint: src/script_args.h is not what tools/luagen.sh" \
+			"makes of src/lua/: run make and commit it" >&2
+		status=1
+	fi
 	luacheck --quiet --codes --formatter plain "$out"/*.lua || status=1
 	return "$status"
 }

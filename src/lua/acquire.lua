@@ -3,7 +3,9 @@
 -- which asks the least of the server (bench G4): SET NX first, and few
 -- arguments.
 --
--- KEYS: K, fence, meta, waiting, xwait.
+--@keys K fence meta waiting xwait
+--@reply code value
+--@argv token ttl record wait
 -- ARGV: token, ttl, the record's tail, and how the request waits: '' it
 --   does not, else 'w' ('W' once a busy attempt queued it) and its
 --   waiter id.

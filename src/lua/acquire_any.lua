@@ -1,7 +1,9 @@
 -- Take the lock if it is free, any request: acquire.lua's, and on a
 -- quorum, with inherited tokens or with the failover guard.
 --
--- KEYS: K, fence, meta, xwait, holders, waiting.
+--@keys K fence meta xwait holders waiting
+--@reply code value token
+--@argv token ttl linger record queue_ms waiter queued guard mark_ms record_ms tokens...
 -- ARGV: token, ttl, '1' when the counter must linger after each grant
 --   (a quorum: see the top of proto.c) else '0', the record's tail (see
 --   lib/holder_record.lua), queue ms, waiter id, queued, the failover

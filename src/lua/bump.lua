@@ -4,7 +4,8 @@
 -- a server with this one, mints a larger fence.  The holder's record
 -- takes the fence too.
 --
--- KEYS: fence, meta.
+--@keys fence meta
+--@argv fence linger
 -- ARGV: fence, its linger.
 -- Returns 1.
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then

@@ -1,7 +1,9 @@
 -- What an operator sees of a lock, whoever holds it (status, list,
 -- break): read it (ARGV[1] == '1': and remove it).
 --
--- KEYS: K, meta, wake, holders, hmeta, waiting.
+--@keys K meta wake holders hmeta waiting
+--@reply token pttl fields holders hmeta
+--@argv remove wake_linger
 -- ARGV: remove ('1' or '0'), wake linger ms.
 -- Returns {} when there is no lock; held exclusively {token, pttl,
 -- {record field, value...}} (with stop, token when redlock stop marked

@@ -1,6 +1,7 @@
 -- A stopped holder has released: wake redlock stop.
 --
--- KEYS: stopped.
+--@keys stopped
+--@argv linger
 -- ARGV: linger ms.
 -- Returns 1.
 redis.call('RPUSH', KEYS[1], '1')

@@ -1,7 +1,9 @@
 -- --once-per: did NAME succeed in the current period of ARGV[1] ms
 -- (aligned to the epoch in the server's clock)?
 --
--- KEYS: done.
+--@keys done
+--@reply yes last now
+--@argv period
 -- ARGV: period ms.
 -- Returns {1 yes or 0 no, the last success (server ms, 0 none), now}.
 local d = tonumber(redis.call('GET', KEYS[1]) or '')

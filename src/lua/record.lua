@@ -1,7 +1,9 @@
 -- --record: keep a run or a skip in NAME's record (see record.c for its
 -- fields).
 --
--- KEYS: the record, K, the holder's record (meta).
+--@keys record K meta
+--@reply skips state host pid user start
+--@argv linger name key host outcome time pid user exit_status start duration wait fence
 -- ARGV: linger ms, NAME, K, host, outcome, time (ms); a run adds pid,
 --   user, exit status, start ms, duration ms, wait ms, fence.
 -- A run returns 0.  A skip returns {skips since the last run, state}:

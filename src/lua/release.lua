@@ -1,7 +1,8 @@
 -- Release if token ARGV[1] holds the lock (lib/release_body.lua, keep
 -- ARGV[2]).
 --
--- KEYS: K, meta, wake, waiting, hmeta.
+--@keys K meta wake waiting hmeta
+--@argv token keep_ms
 -- ARGV: token, then keep ms (--min-hold) only when the lock is kept.
 -- Returns 1 released, 2 left to expire, 0 held by another token, -2
 -- held shared, -1 free.

@@ -3,7 +3,8 @@
 -- the end of the current period, ARGV[2] ms long and aligned to the
 -- epoch (once.lua reads it).
 --
--- KEYS: K, meta, wake, waiting, hmeta, done.
+--@keys K meta wake waiting hmeta done
+--@argv token period keep_ms
 -- ARGV: token, period, then keep ms as release.lua's ARGV[2].
 -- Returns as release.lua.
 --@include lib/token_holds.lua

@@ -3,6 +3,8 @@
 -- outlives K, so that most renewals need not touch it: renew.c; as
 -- SCRIPT_RENEW_LEASE they pass K alone).
 --
+--@keys K meta
+--@argv token ttl record_ms
 -- KEYS: K, meta: keys that exist while the lock is held, so that a
 --   renewal runs on the node that has them while a Redis Cluster
 --   migrates the slot (a key missing there would answer TRYAGAIN or

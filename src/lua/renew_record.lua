@@ -3,7 +3,8 @@
 -- while a Redis Cluster migrates the slot and K and the record are on
 -- two nodes (hold.c; K was renewed first).
 --
--- KEYS: meta.
+--@keys meta
+--@argv token record_ms
 -- ARGV: token, the record's ttl.
 -- Returns 1, or 0 when the record is not the token's.
 local m = redis.pcall('GET', KEYS[1])

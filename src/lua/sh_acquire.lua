@@ -1,6 +1,8 @@
 -- Take a shared hold (shared locks and semaphores, --limit).
 --
--- KEYS: K, fence, meta, holders, hmeta, xwait, wake, xwake, waiting.
+--@keys K fence meta holders hmeta xwait wake xwake waiting
+--@reply code value token
+--@argv token ttl fence_linger host pid user cmd start limit wake_linger woken mark_ms waiter guard tokens...
 -- ARGV: token, ttl, fence linger, host, pid, user, cmd, start, limit
 --   (0: none), wake linger, woken ('1': this attempt follows a wake-up),
 --   mark ms and waiter id (see acquire.lua), the failover guard's

@@ -3,7 +3,8 @@
 -- deletes K.  Wakes one waiter: a writer when writers wait and the lock
 -- is now free, else (no writer) anyone, since a place was freed.
 --
--- KEYS: K, holders, hmeta, wake, fence, xwait, xwake.
+--@keys K holders hmeta wake fence xwait xwake
+--@argv token keep_ms fence_linger wake_linger
 -- ARGV: token, keep ms, fence linger, wake linger.
 -- Returns 1 released, 2 left to expire, 0 held by others, -1 free.
 local v = redis.pcall('GET', KEYS[1])

@@ -1,5 +1,7 @@
 -- Reset shared holder ARGV[1]'s lease to ARGV[2] ms.
 --
+--@keys K holders hmeta
+--@argv token ttl
 -- KEYS: K, holders, hmeta (all there while held: see renew.lua).
 -- ARGV: token, ttl.
 -- Returns 1, or 2 when an operator asked this holder to stop (hmeta's

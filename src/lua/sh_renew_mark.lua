@@ -1,6 +1,7 @@
 -- K held shared lives ARGV[2] ms at least (sh_renew_set.lua says when).
 --
--- KEYS: K.
+--@keys K
+--@argv token ttl
 -- ARGV: token (unused), ttl.
 -- Returns 1; else 0 held exclusively by a token, -1 free.
 local v = redis.pcall('GET', KEYS[1])

@@ -1,7 +1,8 @@
 -- The shared holders' metadata, if any, lives ARGV[2] ms at least
 -- (sh_renew_set.lua says when).
 --
--- KEYS: hmeta.
+--@keys hmeta
+--@argv token ttl
 -- ARGV: token, ttl.
 -- Returns 2 when an operator asked holder ARGV[1] to stop, else 1.
 local ms = redis.call('PTTL', KEYS[1])

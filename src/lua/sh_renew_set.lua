@@ -9,7 +9,8 @@
 -- The set: reset holder ARGV[1]'s lease to ARGV[2] ms and make the set
 -- live as long as its latest lease.
 --
--- KEYS: holders.
+--@keys holders
+--@argv token ttl
 -- ARGV: token, ttl.
 -- Returns 1, or -1 when the token holds no lease there.
 --@include lib/now.lua

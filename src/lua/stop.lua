@@ -5,7 +5,9 @@
 -- drops from the set the tokens that no longer hold the lock and keeps
 -- the set until margin ms after K's expiry.
 --
--- KEYS: K, holders, stop, hmeta, meta.
+--@keys K holders stop hmeta meta
+--@reply asked left pttl foreign
+--@argv record margin_ms waiter claim_ms
 -- ARGV: record ('1': ask the current holders to stop, adding their
 --   tokens to the stop set and marking each holder where its renewal
 --   looks: an exclusive holder's K gets '\0stop' (lib/unmark.lua), a
