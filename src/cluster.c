@@ -314,15 +314,13 @@ cluster_route(struct conn *conns, int n, const struct args *a)
 static enum hop
 hop_of(const redisReply *p, struct hop_to *to)
 {
-	enum hop k = HOP_NONE;
-	const char *s = NULL, *colon, *h;
+	enum hop k;
+	const char *s, *colon, *h;
 	char *end;
 	unsigned long slot;
 	long port;
 	size_t hl;
 
-	if (p == NULL || p->type != REDIS_REPLY_ERROR || p->str == NULL)
-		return HOP_NONE;
 	switch (reply_error(p)) {
 	case SERVER_TRYAGAIN:
 	case SERVER_CLUSTERDOWN:
@@ -334,10 +332,8 @@ hop_of(const redisReply *p, struct hop_to *to)
 		k = HOP_ASK, s = p->str + strlen("ASK ");
 		break;
 	default:
-		break;
-	}
-	if (s == NULL)
 		return HOP_NONE;
+	}
 	slot = strtoul(s, &end, 10);
 	if (end == s || *end != ' ' || slot >= SLOT_COUNT ||
 	    (colon = strrchr(end + 1, ':')) == NULL)

@@ -103,25 +103,25 @@ is_tryagain(const redisReply *p)
  * token no longer holds is never extended.  code[i] gets each split
  * server's outcome, as renew_code() has it.
  */
-/* Every step of renew_by_key() takes the token, then one duration. */
-enum { STEP_TOKEN = 1, STEP_MS = 2 };
-_Static_assert(ARG_RENEW_TOKEN == STEP_TOKEN && ARG_RENEW_TTL == STEP_MS &&
-    ARG_RENEW_RECORD_TOKEN == STEP_TOKEN &&
-    ARG_RENEW_RECORD_RECORD_MS == STEP_MS &&
-    ARG_SH_RENEW_SET_TOKEN == STEP_TOKEN && ARG_SH_RENEW_SET_TTL == STEP_MS &&
-    ARG_SH_RENEW_MARK_TOKEN == STEP_TOKEN &&
-    ARG_SH_RENEW_MARK_TTL == STEP_MS &&
-    ARG_SH_RENEW_META_TOKEN == STEP_TOKEN &&
-    ARG_SH_RENEW_META_TTL == STEP_MS, "renew_by_key(): token, then ms");
-
 static void
 renew_by_key(const struct lock *l, const char *split, int *code,
     int64_t deadline, int64_t record_ms, struct lock_outcome *o)
 {
-	static const enum script step[2][3] = {
-		{ SCRIPT_RENEW_LEASE, SCRIPT_RENEW_RECORD },
-		{ SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
-		    SCRIPT_SH_RENEW_META },
+	/* Each step: its script, and where it takes the token and the
+	 * duration (the TTL; the record's for renew_record.lua). */
+	static const struct {
+		enum script script;
+		int token, ms;
+	} step[2][3] = {
+		{ { SCRIPT_RENEW_LEASE, ARG_RENEW_TOKEN, ARG_RENEW_TTL },
+		  { SCRIPT_RENEW_RECORD, ARG_RENEW_RECORD_TOKEN,
+		    ARG_RENEW_RECORD_RECORD_MS } },
+		{ { SCRIPT_SH_RENEW_SET, ARG_SH_RENEW_SET_TOKEN,
+		    ARG_SH_RENEW_SET_TTL },
+		  { SCRIPT_SH_RENEW_MARK, ARG_SH_RENEW_MARK_TOKEN,
+		    ARG_SH_RENEW_MARK_TTL },
+		  { SCRIPT_SH_RENEW_META, ARG_SH_RENEW_META_TOKEN,
+		    ARG_SH_RENEW_META_TTL } },
 	};
 	int steps = l->shared ? 3 : record_ms > 0 ? 2 : 1;
 	struct conn_req r[l->n];
@@ -140,10 +140,11 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		}
 		if (left == 0)
 			return;
-		args_script(&a, step[l->shared][s], &l->k);
-		args_put(&a, STEP_TOKEN, l->token, LOCK_TOKEN_LEN);
-		args_put_num(&a, STEP_MS, s == 1 && !l->shared ? record_ms :
-		    l->ttl);
+		args_script(&a, step[l->shared][s].script, &l->k);
+		args_put(&a, step[l->shared][s].token, l->token,
+		    LOCK_TOKEN_LEN);
+		args_put_num(&a, step[l->shared][s].ms,
+		    s == 1 && !l->shared ? record_ms : l->ttl);
 		quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 		    .deadline = deadline, .intr_fd = -1, .skip = skip,
 		    .err = o->err, .errlen = sizeof(o->err) });
@@ -182,13 +183,15 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 
 	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
 	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
-	/* sh_renew.lua's are the first two of renew.lua's. */
-	_Static_assert(ARG_SH_RENEW_TOKEN == ARG_RENEW_TOKEN &&
-	    ARG_SH_RENEW_TTL == ARG_RENEW_TTL, "sh_renew.lua's ARGV");
-	args_put(&a, ARG_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
-	args_put_num(&a, ARG_RENEW_TTL, l->ttl);
-	if (record_ms > 0 && !l->shared)
-		args_put_num(&a, ARG_RENEW_RECORD_MS, record_ms);
+	if (l->shared) {
+		args_put(&a, ARG_SH_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put_num(&a, ARG_SH_RENEW_TTL, l->ttl);
+	} else {
+		args_put(&a, ARG_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put_num(&a, ARG_RENEW_TTL, l->ttl);
+		if (record_ms > 0)
+			args_put_num(&a, ARG_RENEW_RECORD_MS, record_ms);
+	}
 	a.tryagain = 1;		/* see renew_by_key() */
 	o->err[0] = '\0';
 	o->stop = 0;
@@ -235,30 +238,30 @@ static void
 token_args(const struct lock *l, enum script s, const char *token,
     long long arg, struct args *a)
 {
-	_Static_assert(ARG_RELEASE_TOKEN == 1 && ARG_RELEASE_DONE_TOKEN == 1 &&
-	    ARG_RENEW_TOKEN == 1 && ARG_SH_RENEW_TOKEN == 1 &&
-	    ARG_SH_RELEASE_TOKEN == 1, "the token comes first");
-
 	args_script(a, s, &l->k);
-	args_put_str(a, 1, token);
 	switch (s) {
 	case SCRIPT_RELEASE:
+		args_put_str(a, ARG_RELEASE_TOKEN, token);
 		if (arg > 0)
 			args_put_num(a, ARG_RELEASE_KEEP_MS, arg);
 		break;
 	case SCRIPT_RELEASE_DONE:
+		args_put_str(a, ARG_RELEASE_DONE_TOKEN, token);
 		args_put_num(a, ARG_RELEASE_DONE_PERIOD, l->done_period);
 		if (arg > 0)
 			args_put_num(a, ARG_RELEASE_DONE_KEEP_MS, arg);
 		break;
 	case SCRIPT_RENEW:
+		args_put_str(a, ARG_RENEW_TOKEN, token);
 		args_put_num(a, ARG_RENEW_TTL, arg);
 		args_put_num(a, ARG_RENEW_RECORD_MS, lock_record_ms(l));
 		break;
 	case SCRIPT_SH_RENEW:
+		args_put_str(a, ARG_SH_RENEW_TOKEN, token);
 		args_put_num(a, ARG_SH_RENEW_TTL, arg);
 		break;
 	default:	/* SCRIPT_SH_RELEASE */
+		args_put_str(a, ARG_SH_RELEASE_TOKEN, token);
 		args_put_num(a, ARG_SH_RELEASE_KEEP_MS, arg);
 		args_put_num(a, ARG_SH_RELEASE_FENCE_LINGER,
 		    PROTO_FENCE_LINGER_MS);

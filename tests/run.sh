@@ -43,11 +43,12 @@ repo_dir=$(cd "$tests_dir/.." && pwd)
 JOBS_PER_CPU=3
 
 # Files that time redlock to within milliseconds (-w DURATION gives up
-# within 10 ms of DURATION), a takeover to within a second (a standby's,
-# respawn.bats), or a terminal's keystrokes (jobcontrol.bats, whose
-# prompt must come back within seconds under a sanitizer): they run last,
-# alone, since the files beside them would be what they measure.
-ALONE=(jobcontrol.bats respawn.bats wait-precision.bats)
+# within 10 ms of DURATION) or a terminal's keystrokes (jobcontrol.bats,
+# whose prompt must come back within seconds under a sanitizer): they
+# run last, alone, since the files beside them would be what they
+# measure.  (respawn.bats times a takeover to within a second, which the
+# files beside it leave room for.)
+ALONE=(jobcontrol.bats wait-precision.bats)
 
 REDLOCK=${REDLOCK:-$repo_dir/redlock}
 case $REDLOCK in

@@ -435,6 +435,13 @@ script_tests(void)
 			printf("# got %s, want %s\n", got, sha1);
 	}
 	ok(have == want, "every listed script is embedded", "lua_scripts");
+	/* lock.c reads the three acquire scripts' array replies alike. */
+	ok(REPLY_ACQUIRE_CODE == REPLY_ACQUIRE_ANY_CODE &&
+	    REPLY_SH_ACQUIRE_CODE == REPLY_ACQUIRE_ANY_CODE &&
+	    REPLY_ACQUIRE_VALUE == REPLY_ACQUIRE_ANY_VALUE &&
+	    REPLY_SH_ACQUIRE_VALUE == REPLY_ACQUIRE_ANY_VALUE &&
+	    REPLY_SH_ACQUIRE_TOKEN == REPLY_ACQUIRE_ANY_TOKEN,
+	    "the acquire scripts' replies share one layout", "--@reply");
 }
 
 static void
