@@ -10,11 +10,9 @@
 #include <string.h>
 
 #include "clock.h"
+#include "lease.h"
 #include "quorum.h"
 #include "scripts.h"
-
-/* How long an operator's command waits for the servers. */
-#define INSPECT_TIMEOUT_MS 2000
 
 /* Apply one of the fields that scheduling adds to a view (src/lua/inspect.lua);
  * returns 0 when f is not one. */
@@ -131,7 +129,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	args_put_str(&a, ARG_INSPECT_REMOVE, remove ? "1" : "0");
 	args_put_num(&a, ARG_INSPECT_WAKE_LINGER, PROTO_WAKE_LINGER_MS);
 	o->err[0] = '\0';
-	lock_round(l, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, o);
+	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply, *fields;
 
@@ -188,7 +186,7 @@ inspect_forget_fence(struct lock *l, struct lock_outcome *o)
 	args_str(&a, "DEL");
 	args_add(&a, l->k.fence, l->k.fencelen);
 	o->err[0] = '\0';
-	lock_round(l, &a, r, clock_ms() + INSPECT_TIMEOUT_MS, o);
+	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

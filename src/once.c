@@ -20,13 +20,11 @@
 
 #include "clock.h"
 #include "exit.h"
+#include "lease.h"
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
 #include "scripts.h"
-
-/* How long the question may wait for the servers. */
-#define ONCE_TIMEOUT_MS 2000
 
 /*
  * Did NAME succeed in the current period on any server?  Returns 1 (with
@@ -44,7 +42,7 @@ once_done(struct lock *l, int64_t period, long long *when,
 	args_script(&a, SCRIPT_ONCE, &l->k);
 	args_put_num(&a, ARG_ONCE_PERIOD, period);
 	o->err[0] = '\0';
-	lock_round(l, &a, r, clock_ms() + ONCE_TIMEOUT_MS, o);
+	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "exit.h"
+#include "lease.h"
 #include "log.h"
 #include "print.h"
 #include "prom.h"
@@ -88,7 +89,7 @@ runs_read(struct runs *rs, struct conn *c, const redisReply *k)
 	struct conn_req r = { .argc = 2, .argv = av, .argvlen = len };
 	struct record rec;
 
-	route_exec(c, &r, 1, clock_ms() + 2000, -1);
+	route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
 	if (record_parse(r.reply, &rec) && runs_wanted(rs->cfg, &rec)) {
 		if (runs_keep(rs, &rec) < 0)
 			record_free(&rec);
@@ -112,7 +113,7 @@ runs_scan_one(struct runs *rs, struct conn *c, char *err, size_t errlen)
 		struct conn_req r = { .argc = 6, .argv = av, .argvlen = len };
 		const redisReply *p;
 
-		route_exec(c, &r, 1, clock_ms() + 2000, -1);
+		route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
 		p = r.reply;
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
 		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -139,7 +140,7 @@ runs_scan(struct runs *rs, struct lock *l, char *err, size_t errlen)
 	for (int i = 0; i < l->n; i++) {
 		struct conn *nodes = NULL;
 		int ok, k = topology_masters(&l->conns[i], &nodes,
-		    clock_ms() + 2000, err, errlen);
+		    clock_ms() + LEASE_VERB_TIMEOUT_MS, err, errlen);
 
 		ok = k == 0 ? runs_scan_one(rs, &l->conns[i], err, errlen) == 0 :
 		    k > 0;

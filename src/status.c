@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "inspect.h"
+#include "lease.h"
 #include "log.h"
 #include "print.h"
 #include "quorum.h"
@@ -313,7 +314,7 @@ scan_one(struct conn *c, const char *m, struct scan *sc, char *err,
 		const redisReply *p, *keys;
 		int oom = 0;
 
-		route_exec(c, &r, 1, clock_ms() + 2000, -1);
+		route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
 		p = r.reply;
 		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
 		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -344,7 +345,7 @@ scan_all(struct lock *l, const char *m, struct scan *sc,
 
 	for (int i = 0; i < l->n; i++) {
 		int ok = 0, k = topology_masters(&l->conns[i], &nodes[i],
-		    clock_ms() + 2000, err, errlen);
+		    clock_ms() + LEASE_VERB_TIMEOUT_MS, err, errlen);
 
 		nnodes[i] = k > 0 ? k : 0;
 		if (k == 0)

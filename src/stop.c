@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "exit.h"
+#include "lease.h"
 #include "log.h"
 #include "refused.h"
 #include "quorum.h"
@@ -30,9 +31,6 @@
 /* Look again at least this often: a holder released by `redlock
  * release` or another client, or one whose lease ended, wakes nobody. */
 #define STOP_POLL_MS 250
-
-/* How long one round may wait for the servers. */
-#define STOP_ROUND_MS 2000
 
 /* Rounds in a row without a quorum of answers before stop gives up. */
 #define STOP_FAIL_ROUNDS 3
@@ -64,7 +62,7 @@ stop_round(struct lock *l, int record, struct stop_state *s,
 	s->pttl = -2;
 	s->foreign = 0;
 	o->err[0] = '\0';
-	lock_round(l, &a, r, clock_ms() + STOP_ROUND_MS, o);
+	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
