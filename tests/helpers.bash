@@ -287,9 +287,11 @@ _kill_session() {
 		read -r _ _ _ p _ <<<"$rest"
 		if [[ $p == "$sid" ]]; then
 			p=${f#/proc/}
-			kill -KILL "${p%/stat}" 2>/dev/null
+			# It may have exited since its stat was read.
+			kill -KILL "${p%/stat}" 2>/dev/null || true
 		fi
 	done
+	return 0
 }
 
 _kill_bg_jobs() {
