@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "exec.h"
 #include "proto.h"
 
 void cluster_route(struct conn *conns, int n, const struct args *a);

@@ -126,18 +126,6 @@ conn_reseat(struct conn *c, const struct url *u, const char *password)
 	url_name(u, c->name, sizeof(c->name));
 }
 
-/* Free the replies of n requests and mark them empty. */
-void
-conn_req_clear(struct conn_req *r, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (r[i].reply != NULL)
-			freeReplyObject(r[i].reply);
-		r[i].reply = NULL;
-		r[i].err[0] = '\0';
-	}
-}
-
 /*
  * Pipelining: queue a command on the open connection c to go out in the
  * same write as the next conn_exec() request, just ahead of it; the

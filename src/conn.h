@@ -1,4 +1,5 @@
-/* conn.h - connections to the servers, driven in parallel with poll(2) */
+/* conn.h - one connection to a server, and the transport under it;
+ * exec.h drives several in parallel with poll(2) */
 #ifndef REDLOCK_CONN_H
 #define REDLOCK_CONN_H
 
@@ -77,37 +78,16 @@ enum {
 	CONN_PROBE_DONE		/* answered */
 };
 
-/* One command for one connection, and what became of it. */
-struct conn_req {
-	int argc;		/* 0: nothing to send on this connection */
-	const char **argv;
-	const size_t *argvlen;
-	redisReply *reply;	/* set on success; the caller frees it */
-	char err[320];		/* set when reply is NULL: "NAME: why" */
-	int reason;		/* err + reason: the why alone */
-	enum conn_fail fail;	/* set when reply is NULL */
-	int timed_out;		/* no answer by the deadline */
-	int sent;		/* written out in full: it may have run */
-};
-
-/* Has a quorum decided?  Then conn_exec_until() stops waiting. */
-typedef int conn_settled_fn(const struct conn_req *r, int n);
-
 void conn_init(struct conn *c, const struct url *u, const char *password);
 void conn_close(struct conn *c);
 int conn_retarget(struct conn *c, const char *host, int port);
-int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
-    int intr_fd);
-int conn_exec_until(struct conn *c, struct conn_req *r, int n,
-    int64_t deadline, int intr_fd, conn_settled_fn *settled);
-void conn_req_clear(struct conn_req *r, int n);
 int conn_queue_ahead(struct conn *c, int argc, const char **argv,
     const size_t *len);
 redisReply *conn_take_ahead(struct conn *c);
 redisReply *conn_take_probe(struct conn *c);
 void conn_reseat(struct conn *c, const struct url *u, const char *password);
 
-/* The transport under conn_exec() (exec.c): connect and queue the
+/* The transport under conn_exec() (exec.h): connect and queue the
  * preamble, queue a command, move bytes, step a TLS handshake.  Each
  * returns -1 with the reason in why and its kind in c->fail. */
 int conn_open(struct conn *c, char *err, size_t errlen);

@@ -6,7 +6,7 @@
  * and reads the preamble's replies and then its own.  A connection that
  * fails or times out is closed; the next conn_exec() on it reconnects.
  */
-#include "conn.h"
+#include "exec.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -262,6 +262,18 @@ slots_expire(struct conn *c, struct conn_req *r, struct slot *s, int n)
 		    "no reply in time (the server is slow or far away)" :
 		    c[i].handshake && !c[i].connecting ?
 		    "TLS handshake timed out" : "Connection timed out");
+	}
+}
+
+/* Free the replies of n requests and mark them empty. */
+void
+conn_req_clear(struct conn_req *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (r[i].reply != NULL)
+			freeReplyObject(r[i].reply);
+		r[i].reply = NULL;
+		r[i].err[0] = '\0';
 	}
 }
 

@@ -6,7 +6,7 @@
  * of a holder that was asked to stop.  One round of quorum_exec() over
  * all servers each, as lock.c's attempts are.
  */
-#include "lock.h"
+#include "hold.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hold.h"
 #include "lease.h"
 #include "quorum.h"
 #include "scripts.h"

@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "failover.h"
+#include "hold.h"
 #include "holder.h"
 #include "lease.h"
 #include "log.h"

@@ -1,11 +1,12 @@
-/* lock.h - one lock's operations over one or more independent servers */
+/* lock.h - one lock over one or more independent servers: what it is,
+ * and taking it (lock.c); holding it is hold.h's */
 #ifndef REDLOCK_LOCK_H
 #define REDLOCK_LOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "exec.h"
 #include "proto.h"
 
 #define LOCK_TOKEN_LEN 36
@@ -99,16 +100,5 @@ int64_t lock_lease_end(const struct lock *l, int64_t sent);
 enum lock_result lock_try(struct lock *l, struct lock_waiter *w,
     int64_t ahead_ms, struct lock_outcome *o, int intr_fd);
 enum lock_result lock_retake(struct lock *l, struct lock_outcome *o);
-int64_t lock_record_ms(const struct lock *l);
-int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
-    int *lost, struct lock_outcome *o);
-int lock_release(struct lock *l, const char *token, int64_t keep_ms,
-    int brief, int *others, struct lock_outcome *o);
-int lock_extend(struct lock *l, const char *token, int *others,
-    struct lock_outcome *o);
-void lock_unqueue(struct lock *l, struct lock_waiter *w);
-int lock_round(const struct lock *l, struct args *a, struct conn_req *r,
-    int64_t deadline, struct lock_outcome *o);
-void lock_notify_stopped(struct lock *l);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "exec.h"
 #include "proto.h"
 
 /* How many servers make a majority of n. */

@@ -30,6 +30,7 @@
 #include <hiredis/hiredis.h>
 
 #include "clock.h"
+#include "hold.h"
 #include "print.h"
 #include "quorum.h"
 #include "scripts.h"

@@ -28,6 +28,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "guard.h"
+#include "hold.h"
 #include "lease.h"
 #include "log.h"
 #include "sig.h"

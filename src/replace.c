@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "hold.h"
 #include "log.h"
 #include "quorum.h"
 #include "scripts.h"

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "conn.h"
+#include "exec.h"
 
 int route_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "guard.h"
+#include "hold.h"
 #include "holder.h"
 #include "log.h"
 #include "monitor.h"

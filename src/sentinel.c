@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "exec.h"
 #include "log.h"
 
 /*

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "exit.h"
+#include "hold.h"
 #include "lease.h"
 #include "log.h"
 #include "refused.h"

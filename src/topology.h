@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "exec.h"
 
 void topology_learn(struct conn *conns, int n, int64_t deadline);
 int topology_merge(struct conn *conns, int n, const struct conn_req *info,

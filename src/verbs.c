@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exit.h"
+#include "hold.h"
 #include "holder.h"
 #include "inspect.h"
 #include "log.h"

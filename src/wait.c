@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "failover.h"
+#include "hold.h"
 #include "notify.h"
 #include "quorum.h"
 #include "replace.h"
