@@ -154,13 +154,24 @@ run_workers() {
 		wait' stream "$RL" "$d"
 	wait_until holders_at_least 1
 	bg_start w "$RL" name sh -c 'ls "$1" | grep -c "^done\." >"$1/w.count"' sh "$d"
+	wait_until _queued_or_ran
+	local queued_at
+	queued_at=$(_done_count)
 	bg_wait w 20
 	assert_equal "$BG_STATUS" 0
 	bg_wait stream 30
-	# The writer ran while most of the stream was still to come.
-	assert [ "$(cat "$d/w.count")" -lt 20 ]
+	# Once the writer was queued, only the readers that held the lock
+	# then (a 300 ms hold, one started every 100 ms: about four) ended
+	# before it ran, not the rest of the stream.  (Counted from when it
+	# queued, not from the stream's start: a loaded machine may start
+	# the writer late.)
+	(($(cat "$d/w.count") - queued_at <= 8)) ||
+		fail "$(($(cat "$d/w.count") - queued_at)) readers ended between the writer's queueing and its run"
+	(($(_done_count) == 24)) || fail "the stream did not end: $(_done_count) of 24"
 }
 holders_at_least() { (($(holders name) >= $1)); }
+_done_count() { find "$BATS_TEST_TMPDIR" -maxdepth 1 -name 'done.*' | wc -l; }
+_queued_or_ran() { writer_queued name || [[ -e $BATS_TEST_TMPDIR/w.count ]]; }
 
 @test "readers are not starved by writers taking turns: a -s request gets in between two looping writers" {
 	local d=$BATS_TEST_TMPDIR
