@@ -45,7 +45,7 @@ endif
 SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_env.c src/url.c \
 	src/conn.c src/exec.c src/tls.c src/proto.c src/scripts.c src/quorum.c \
 	src/cluster.c src/topology.c src/sentinel.c src/route.c src/failover.c src/lock.c \
-	src/hold.c src/wait.c src/inspect.c src/holder.c src/renew.c src/lease.c src/sig.c \
+	src/hold.c src/wait.c src/inspect.c src/scan.c src/holder.c src/renew.c src/lease.c src/sig.c \
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
 	src/status.c src/stop.c src/refused.c src/print.c src/sha1.c src/slot.c src/clock.c \
 	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c \

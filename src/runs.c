@@ -19,10 +19,9 @@
 #include "log.h"
 #include "print.h"
 #include "prom.h"
-#include "quorum.h"
 #include "record.h"
 #include "route.h"
-#include "topology.h"
+#include "scan.h"
 
 /* SCAN MATCH for record keys: every key that ends in "\0record". */
 static const char runs_match[] = "*\0record";
@@ -80,10 +79,11 @@ runs_keep(struct runs *rs, struct record *rec)
 	return 0;
 }
 
-/* Read the record at key k (an element of SCAN's reply) on c. */
-static void
-runs_read(struct runs *rs, struct conn *c, const redisReply *k)
+/* scan_fn: read the record at key k on c and keep it if wanted. */
+static int
+runs_read(void *arg, struct conn *c, const redisReply *k)
 {
+	struct runs *rs = arg;
 	const char *av[2] = { "HGETALL", k->str };
 	size_t len[2] = { 7, k->len };
 	struct conn_req r = { .argc = 2, .argv = av, .argvlen = len };
@@ -96,37 +96,6 @@ runs_read(struct runs *rs, struct conn *c, const redisReply *k)
 	} else
 		record_free(&rec);
 	conn_req_clear(&r, 1);
-}
-
-/* Every record on one server (or cluster node) c.  Returns 0 when it
- * answered every page, else -1 with the reason in err. */
-static int
-runs_scan_one(struct runs *rs, struct conn *c, char *err, size_t errlen)
-{
-	char cursor[32] = "0";
-	int pages = 0;
-
-	do {
-		const char *av[6] = { "SCAN", cursor, "MATCH", runs_match,
-		    "COUNT", "1000" };
-		size_t len[6] = { 4, strlen(cursor), 5, RUNS_MATCH_LEN, 5, 4 };
-		struct conn_req r = { .argc = 6, .argv = av, .argvlen = len };
-		const redisReply *p;
-
-		route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
-		p = r.reply;
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
-		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
-			quorum_note(c, &r, err, errlen);
-			conn_req_clear(&r, 1);
-			return -1;
-		}
-		snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
-		for (size_t k = 0; k < p->element[1]->elements; k++)
-			if (p->element[1]->element[k]->type == REDIS_REPLY_STRING)
-				runs_read(rs, c, p->element[1]->element[k]);
-		conn_req_clear(&r, 1);
-	} while (strcmp(cursor, "0") != 0 && ++pages < 1000000);
 	return 0;
 }
 
@@ -135,21 +104,9 @@ runs_scan_one(struct runs *rs, struct conn *c, char *err, size_t errlen)
 static int
 runs_scan(struct runs *rs, struct lock *l, char *err, size_t errlen)
 {
-	int answered = 0;
-
-	for (int i = 0; i < l->n; i++) {
-		struct conn *nodes = NULL;
-		int ok, k = topology_masters(&l->conns[i], &nodes,
-		    clock_ms() + LEASE_VERB_TIMEOUT_MS, err, errlen);
-
-		ok = k == 0 ? runs_scan_one(rs, &l->conns[i], err, errlen) == 0 :
-		    k > 0;
-		for (int j = 0; j < k && ok; j++)
-			ok = runs_scan_one(rs, &nodes[j], err, errlen) == 0;
-		topology_masters_free(nodes, k > 0 ? k : 0);
-		answered += ok;
-	}
-	return answered;
+	return scan_servers(l, &(struct scan_req){ .match = runs_match,
+	    .matchlen = RUNS_MATCH_LEN, .each = runs_read, .arg = rs },
+	    err, errlen);
 }
 
 static int

@@ -12,12 +12,10 @@
 #include "clock.h"
 #include "exit.h"
 #include "inspect.h"
-#include "lease.h"
 #include "log.h"
 #include "print.h"
-#include "quorum.h"
 #include "record.h"
-#include "route.h"
+#include "scan.h"
 #include "topology.h"
 
 /* "user@host pid N", escaped. */
@@ -278,9 +276,11 @@ struct scan {
 /* Keep key e (found on src) unless it is auxiliary (it holds a NUL
  * byte).  Returns -1 when out of memory. */
 static int
-scan_keep(struct scan *sc, const redisReply *e, struct conn *src)
+scan_keep(void *arg, struct conn *src, const redisReply *e)
 {
-	if (e->type != REDIS_REPLY_STRING || memchr(e->str, '\0', e->len))
+	struct scan *sc = arg;
+
+	if (memchr(e->str, '\0', e->len))
 		return 0;
 	if (sc->n == sc->cap) {
 		size_t ncap = sc->cap ? sc->cap * 2 : 64;
@@ -296,67 +296,6 @@ scan_keep(struct scan *sc, const redisReply *e, struct conn *src)
 	sc->keys[sc->n].len = e->len;
 	sc->keys[sc->n++].src = src;
 	return 0;
-}
-
-/* Collect the keys matching m on one server (or cluster node) c.
- * Returns 0 when it answered every page, else -1. */
-static int
-scan_one(struct conn *c, const char *m, struct scan *sc, char *err,
-    size_t errlen)
-{
-	char cursor[32] = "0";
-	int pages = 0;
-
-	do {
-		const char *av[6] = { "SCAN", cursor, "MATCH", m, "COUNT",
-		    "1000" };
-		struct conn_req r = { .argc = 6, .argv = av };
-		const redisReply *p, *keys;
-		int oom = 0;
-
-		route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
-		p = r.reply;
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
-		    p->elements != 2 || p->element[1]->type != REDIS_REPLY_ARRAY) {
-			quorum_note(c, &r, err, errlen);
-			conn_req_clear(&r, 1);
-			return -1;
-		}
-		snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
-		keys = p->element[1];
-		for (size_t k = 0; k < keys->elements && !oom; k++)
-			oom = scan_keep(sc, keys->element[k], c) < 0;
-		conn_req_clear(&r, 1);
-	} while (strcmp(cursor, "0") != 0 && ++pages < 1000000);
-	return 0;
-}
-
-/*
- * Collect the keys matching m on every server into sc, a Redis
- * Cluster's on every master: its masters' connections are kept in
- * nodes[i] (count nnodes[i]) for inspecting what they hold.  Returns how
- * many servers answered every page (a cluster: every master).
- */
-static int
-scan_all(struct lock *l, const char *m, struct scan *sc,
-    struct conn **nodes, int *nnodes, char *err, size_t errlen)
-{
-	int answered = 0;
-
-	for (int i = 0; i < l->n; i++) {
-		int ok = 0, k = topology_masters(&l->conns[i], &nodes[i],
-		    clock_ms() + LEASE_VERB_TIMEOUT_MS, err, errlen);
-
-		nnodes[i] = k > 0 ? k : 0;
-		if (k == 0)
-			ok = scan_one(&l->conns[i], m, sc, err, errlen) == 0;
-		else if (k > 0)
-			ok = 1;
-		for (int j = 0; j < k && ok; j++)
-			ok = scan_one(&nodes[i][j], m, sc, err, errlen) == 0;
-		answered += ok;
-	}
-	return answered;
 }
 
 struct row {
@@ -454,7 +393,9 @@ status_list(const struct config *c, struct lock *l)
 
 	if (m == NULL)
 		return EXIT_INTERNAL;
-	if (scan_all(l, m, &sc, nodes, nnodes, o.err, sizeof(o.err)) <
+	if (scan_servers(l, &(struct scan_req){ .match = m,
+	    .matchlen = strlen(m), .each = scan_keep, .arg = &sc,
+	    .nodes = nodes, .nnodes = nnodes }, o.err, sizeof(o.err)) <
 	    l->quorum) {
 		log_error("%s", o.err);
 		code = EXIT_UNAVAILABLE;
