@@ -7,12 +7,7 @@
 --@argv token keep_ms fence_linger wake_linger
 -- ARGV: token, keep ms, fence linger, wake linger.
 -- Returns 1 released, 2 left to expire, 0 held by others, -1 free.
-local v = redis.pcall('GET', KEYS[1])
-if type(v) == 'table' then v = '\0other' end
-if v ~= '\0shared' then
-  if v then return 0 end
-  return -1
-end
+--@include lib/held_shared.lua
 --@include lib/now.lua
 --@include lib/holders.lua h=2 m=3
 --@include lib/wake.lua l=4 q=6

@@ -7,12 +7,7 @@
 -- Returns 1, or 2 when an operator asked this holder to stop (hmeta's
 -- TOKEN:stop); else 0 held exclusively by a token, -1 not held by this
 -- token.
-local v = redis.pcall('GET', KEYS[1])
-if type(v) == 'table' then v = '\0other' end
-if v ~= '\0shared' then
-  if v then return 0 end
-  return -1
-end
+--@include lib/held_shared.lua
 --@include lib/now.lua
 --@include lib/holders.lua h=2 m=3
 local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
