@@ -132,15 +132,12 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	o->err[0] = '\0';
 	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
-		const redisReply *p = r[i].reply, *fields;
+		const redisReply *fields, *p = quorum_array(&l->conns[i], &r[i],
+		    0, o->err, sizeof(o->err));
 
 		memset(&v[i], 0, sizeof(v[i]));
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY) {
-			if (p != NULL && p->type != REDIS_REPLY_ERROR)
-				quorum_note(&l->conns[i], &r[i], o->err,
-				    sizeof(o->err));
+		if (p == NULL)
 			continue;
-		}
 		v[i].answered = 1;
 		answered++;
 		/* A free lock that scheduling says something of: its fields

@@ -45,14 +45,11 @@ once_done(struct lock *l, int64_t period, long long *when,
 	o->err[0] = '\0';
 	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
-		const redisReply *p = r[i].reply;
+		const redisReply *p = quorum_array(&l->conns[i], &r[i],
+		    NREPLY_ONCE, o->err, sizeof(o->err));
 
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 3) {
-			if (p != NULL && p->type != REDIS_REPLY_ERROR)
-				quorum_note(&l->conns[i], &r[i], o->err,
-				    sizeof(o->err));
+		if (p == NULL)
 			continue;
-		}
 		answered++;
 		if (reply_int(p, REPLY_ONCE_YES) == 1) {
 			done = 1;

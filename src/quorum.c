@@ -62,6 +62,25 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
 }
 
 /*
+ * Server c's reply r if it is an array of n elements (n 0: of any
+ * length), else NULL; a reply of another shape is noted in err as
+ * unexpected (quorum_exec() has noted errors and silence already).
+ */
+const redisReply *
+quorum_array(const struct conn *c, const struct conn_req *r, size_t n,
+    char *err, size_t errlen)
+{
+	const redisReply *p = r->reply;
+
+	if (p != NULL && p->type == REDIS_REPLY_ARRAY &&
+	    (n == 0 || p->elements == n))
+		return p;
+	if (p != NULL && p->type != REDIS_REPLY_ERROR)
+		quorum_note(c, r, err, errlen);
+	return NULL;
+}
+
+/*
  * Send a to every server i not skipped (how->skip), and collect the
  * replies into r[0..n) until how->deadline, or until how->settled(r, n)
  * says the replies in hand decide the matter.  A server that does not

@@ -56,7 +56,8 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
-		if (p == NULL || p->type != REDIS_REPLY_ARRAY || p->elements != 4)
+		if (p == NULL || p->type != REDIS_REPLY_ARRAY ||
+		    p->elements != NREPLY_STOP)
 			continue;
 		if (reply_int(p, REPLY_STOP_ASKED) > asked)
 			asked = reply_int(p, REPLY_STOP_ASKED);

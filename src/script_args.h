@@ -14,6 +14,7 @@
 #define ARGC_ACQUIRE 4
 #define REPLY_ACQUIRE_CODE 0
 #define REPLY_ACQUIRE_VALUE 1
+#define NREPLY_ACQUIRE 2
 
 /* acquire_any.lua */
 #define SCRIPT_KEYS_ACQUIRE_ANY "kfmqha"
@@ -33,6 +34,7 @@
 #define REPLY_ACQUIRE_ANY_CODE 0
 #define REPLY_ACQUIRE_ANY_VALUE 1
 #define REPLY_ACQUIRE_ANY_TOKEN 2
+#define NREPLY_ACQUIRE_ANY 3
 
 /* bump.lua */
 #define SCRIPT_KEYS_BUMP "fm"
@@ -52,6 +54,7 @@
 #define REPLY_INSPECT_FIELDS 2
 #define REPLY_INSPECT_HOLDERS 3
 #define REPLY_INSPECT_HMETA 4
+#define NREPLY_INSPECT 5
 
 /* notify.lua */
 #define SCRIPT_KEYS_NOTIFY "d"
@@ -67,6 +70,7 @@
 #define REPLY_ONCE_YES 0
 #define REPLY_ONCE_LAST 1
 #define REPLY_ONCE_NOW 2
+#define NREPLY_ONCE 3
 
 /* record.lua */
 #define NKEYS_RECORD 3
@@ -90,6 +94,7 @@
 #define REPLY_RECORD_PID 3
 #define REPLY_RECORD_USER 4
 #define REPLY_RECORD_START 5
+#define NREPLY_RECORD 6
 
 /* release.lua */
 #define SCRIPT_KEYS_RELEASE "kmwaH"
@@ -143,6 +148,7 @@
 #define REPLY_SH_ACQUIRE_CODE 0
 #define REPLY_SH_ACQUIRE_VALUE 1
 #define REPLY_SH_ACQUIRE_TOKEN 2
+#define NREPLY_SH_ACQUIRE 3
 
 /* sh_release.lua */
 #define SCRIPT_KEYS_SH_RELEASE "khHwfqx"
@@ -193,5 +199,6 @@
 #define REPLY_STOP_LEFT 1
 #define REPLY_STOP_PTTL 2
 #define REPLY_STOP_FOREIGN 3
+#define NREPLY_STOP 4
 
 #endif

@@ -38,7 +38,8 @@
 #                      their count; a last NAME... is a list of any
 #                      length that starts there (not counted)
 #   --@reply NAME...   the elements of its array reply, in order:
-#                      REPLY_SCRIPT_NAME is NAME's index (0-based)
+#                      REPLY_SCRIPT_NAME is NAME's index (0-based),
+#                      NREPLY_SCRIPT their count
 #
 # and the C file's mode checks that the assembled script uses no
 # KEYS[n] or ARGV[n] beyond what they declare.
@@ -220,6 +221,8 @@ contract() {
 		for (i = 1; i <= nr; i++)
 			printf "#define REPLY_%s_%s %d\n", up, toupper(reply[i]),
 			    i - 1
+		if (nr > 0)
+			printf "#define NREPLY_%s %d\n", up, nr
 	}
 	function next_check(    line, s, k) {
 		while ((getline line) > 0) {
