@@ -284,16 +284,7 @@ EOF
 }
 
 # tag_on NODE: a hash tag whose slot NODE serves.
-tag_on() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		if [[ $(owner_of "{t$i}") == "$1" ]]; then
-			echo "t$i"
-			return 0
-		fi
-	done
-	return 1
-}
+tag_on() { first_on "$1" '{' t '}'; }
 
 @test "shared and exclusive holders whose keys are split mid-migration keep their locks" {
 	# A renewal that touches several keys gets TRYAGAIN from both nodes

@@ -47,17 +47,21 @@ owner_of() {
 	return 1
 }
 
-# name_on NODE [STEM]: a NAME whose lock key lives on NODE.
-name_on() {
+# first_on NODE BEFORE STEM AFTER: the first STEM$i (i < 200) such that
+# the key BEFORE STEM$i AFTER lives on NODE.
+first_on() {
 	local i
 	for ((i = 0; i < 200; i++)); do
-		if [[ $(owner_of "redlock:${2:-n}$i") == "$1" ]]; then
-			echo "${2:-n}$i"
+		if [[ $(owner_of "$2$3$i$4") == "$1" ]]; then
+			echo "$3$i"
 			return 0
 		fi
 	done
 	return 1
 }
+
+# name_on NODE [STEM]: a NAME whose lock key lives on NODE.
+name_on() { first_on "$1" redlock: "${2:-n}" ''; }
 
 # not_node NODE: another node than NODE.
 not_node() {
