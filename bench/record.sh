@@ -33,23 +33,6 @@ die() { log "$*"; exit 1; }
 TMP=''
 SERVERS=()
 
-stop_pids() {
-	local i p alive
-	[ "$#" -eq 0 ] && return 0
-	kill -TERM "$@" 2>/dev/null
-	for ((i = 0; i < 60; i++)); do
-		alive=0
-		for p in "$@"; do
-			kill -0 "$p" 2>/dev/null && alive=1
-		done
-		((alive)) || break
-		sleep 0.05
-	done
-	kill -KILL "$@" 2>/dev/null
-	wait "$@" 2>/dev/null
-	return 0
-}
-
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM HUP
@@ -62,49 +45,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-rcli() { local p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
-
-info() {
-	rcli "$1" INFO "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'
-}
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_port() {
-	local p i
-	for ((i = 0; i < 50; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		port_in_use "$p" || { echo "$p"; return 0; }
-	done
-	return 1
-}
-
-# start_redis VAR: a server of our own on a free port; sets VAR_PORT and
-# VAR_PID, after checking that the server answering is ours.
-start_redis() {
-	local var=$1 try i p pid got
-	for ((try = 0; try < 10; try++)); do
-		p=$(pick_port) || break
-		redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no \
-		    --dir "$TMP" --logfile "$TMP/redis-$p.log" --daemonize no \
-		    </dev/null >/dev/null 2>&1 &
-		pid=$!
-		SERVERS+=("$pid")
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			got=$(info "$p" server process_id 2>/dev/null)
-			if [ "$got" = "$pid" ]; then
-				printf -v "${var}_PORT" %s "$p"
-				printf -v "${var}_PID" %s "$pid"
-				return 0
-			fi
-			[ -n "$got" ] && break
-			sleep 0.05
-		done
-		stop_pids "$pid"
-	done
-	die "cannot start redis-server (see $TMP/redis-*.log)"
-}
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
 
 # cpu PID: the schedstat run time (ns) of all the process's threads.
 cpu() {
@@ -114,8 +56,6 @@ cpu() {
 	done
 	echo "$ns"
 }
-
-now_us() { local t=$EPOCHREALTIME; echo $((10#${t//[.,]/})); }
 
 # idle PID: the idle server's CPU in ns per second, over 2 s.
 idle() {

@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# bench/lib.sh - what the benchmark scripts share (sourced by fleet.sh
+# and record.sh): stopping our own processes by pid, and redis-servers of
+# our own on free loopback ports.  The caller defines die, TMP (a
+# directory for the servers' files) and the array SERVERS (every server
+# started is added to it, for the caller's cleanup to stop).
+
+any_alive() {
+	local p st
+	for p in "$@"; do
+		st=
+		{ read -r st <"/proc/$p/stat"; } 2>/dev/null || continue
+		st=${st##*) }
+		[ "${st%% *}" = Z ] || return 0
+	done
+	return 1
+}
+
+stop_pids() {
+	local i
+	[ "$#" -eq 0 ] && return 0
+	kill -TERM "$@" 2>/dev/null
+	for ((i = 0; i < 60; i++)); do
+		any_alive "$@" || break
+		sleep 0.05
+	done
+	kill -KILL "$@" 2>/dev/null
+	wait "$@" 2>/dev/null
+	return 0
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_port() {
+	local p i
+	for ((i = 0; i < 50; i++)); do
+		p=$((20000 + RANDOM % 12000))
+		port_in_use "$p" || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# start_redis VAR [redis option...]: a server of our own on a free
+# port; VAR_PORT and VAR_PID are set.
+start_redis() {
+	local var=$1 try i p pid got
+	shift
+	for ((try = 0; try < 10; try++)); do
+		p=$(pick_port) || break
+		redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no \
+		    --dir "$TMP" --logfile "$TMP/redis-$p.log" --daemonize no "$@" \
+		    </dev/null >/dev/null 2>&1 &
+		pid=$!
+		SERVERS+=("$pid")
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			got=$(info "$p" server process_id 2>/dev/null)
+			if [ "$got" = "$pid" ]; then
+				printf -v "${var}_PORT" %s "$p"
+				printf -v "${var}_PID" %s "$pid"
+				return 0
+			fi
+			[ -n "$got" ] && break	# someone else's server
+			sleep 0.05
+		done
+		stop_pids "$pid"
+	done
+	die "cannot start redis-server (see $TMP/redis-*.log)"
+}
+
+rcli() { local p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
+
+# info PORT SECTION FIELD
+info() {
+	rcli "$1" INFO "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'
+}
+
+now_us() { local t=$EPOCHREALTIME; echo $((10#${t//[.,]/})); }
