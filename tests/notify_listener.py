@@ -7,7 +7,10 @@ Binds a unix datagram socket at ADDRESS (a path, or @name for the abstract
 namespace, as NOTIFY_SOCKET writes it), creates OUT.ready, then appends
 each line of each datagram to OUT as "PID LINE", PID being the sender's
 as the kernel vouches for it (SCM_CREDENTIALS), as systemd checks it
-against NotifyAccess=.  Runs until killed.
+against NotifyAccess=.  A datagram "FLUSH N" is not written: it creates
+OUT.flushed-N, so that a test knows every datagram sent before it is in
+OUT (a socket's datagrams are read in the order they arrived).  Runs
+until killed.
 """
 import socket
 import struct
@@ -24,6 +27,9 @@ def main():
     with open(out, "a") as f:
         while True:
             msg, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(creds))
+            if msg.startswith(b"FLUSH "):
+                open("%s.flushed-%s" % (out, msg[6:].decode()), "w").close()
+                continue
             pid = 0
             for level, kind, data in anc:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:

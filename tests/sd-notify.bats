@@ -20,8 +20,27 @@ start_listener() {
 	wait_for_file "$NOTES.ready"
 }
 
+# notes_flush: wait until every datagram sent so far is in NOTES (the
+# listener writes them as it reads them, after redlock may have exited).
+notes_flush() {
+	local n=$((++NOTES_FLUSHES))
+	python3 -c 'import socket, sys
+a = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(("FLUSH " + sys.argv[2]).encode(), "\0" + a[1:] if a.startswith("@") else a)' \
+		"$SOCK" "$n"
+	wait_for_file "$NOTES.flushed-$n"
+}
+
+# notes: every line received, without the pid.
+notes() {
+	notes_flush
+	cut -d' ' -f2- "$NOTES"
+}
+
 # notes_of PID: the lines PID sent, without the pid.
 notes_of() {
+	notes_flush
 	sed -n "s/^$1 //p" "$NOTES"
 }
 
@@ -37,6 +56,7 @@ notes_of() {
 	bg_wait w
 	assert_equal "$BG_STATUS" 0
 	# Every datagram came from redlock itself (systemd's NotifyAccess=main).
+	notes_flush
 	run -0 cut -d' ' -f1 "$NOTES"
 	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u)" "$wpid"
 	run -0 notes_of "$wpid"
@@ -55,7 +75,7 @@ notes_of() {
 	hold_lock h name
 	run -1 env NOTIFY_SOCKET="$SOCK" "$RL" -q -w 1s name true
 	release_lock h
-	run -0 cut -d' ' -f2- "$NOTES"
+	run -0 notes
 	assert_equal "${#lines[@]}" 2
 	assert_line -n 0 --partial "STATUS=waiting for lock 'name': held by "
 	assert_line -n 1 EXTEND_TIMEOUT_USEC=30000000
@@ -64,7 +84,7 @@ notes_of() {
 @test "a lock taken at once is READY, the command's status, then STOPPING; an abstract socket works" {
 	start_listener "@redlock-test-$$-$BATS_TEST_NUMBER"
 	run -0 env NOTIFY_SOCKET="$SOCK" "$RL" -s name sh -c 'exit 0'
-	run -0 cut -d' ' -f2- "$NOTES"
+	run -0 notes
 	assert_equal "${#lines[@]}" 3
 	assert_line -n 0 READY=1
 	# The command's name, as the holder's record has it (--store-args).
@@ -77,7 +97,7 @@ notes_of() {
 	run -0 --separate-stderr env NOTIFY_SOCKET="$SOCK" "$RL" outer sh -c \
 		'echo "${NOTIFY_SOCKET-unset}"; redlock inner true'
 	assert_output unset
-	run -0 cut -d' ' -f2- "$NOTES"
+	run -0 notes
 	assert_equal "${#lines[@]}" 3
 	assert_line -n 0 READY=1
 	assert_line -n 1 "STATUS=holding lock 'outer', running sh"
@@ -92,7 +112,7 @@ notes_of() {
 	release_lock h
 	bg_wait w
 	assert_equal "$BG_STATUS" 0
-	run -0 cut -d' ' -f2- "$NOTES"
+	run -0 notes
 	assert_equal "${#lines[@]}" 5
 	assert_line -n 0 --partial "STATUS=waiting for lock 'a\\x0ab': held by "
 	assert_line -n 3 "STATUS=holding lock 'a\\x0ab', running true"
