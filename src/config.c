@@ -479,6 +479,13 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, p);
 	free(envlist);
+	/* A verb has no command to schedule: said, not ignored.  (From
+	 * the environment they are for the run form, and left alone.) */
+	if (rc == CONFIG_OK && c->verb != VERB_RUN &&
+	    (p->seen[OPT_ONCE_PER] || p->seen[OPT_RESPAWN]))
+		rc = bad(p, "%s is for the run form (redlock NAME COMMAND), "
+		    "not for '%s'", p->seen[OPT_ONCE_PER] ? "--once-per" :
+		    "--respawn", config_verbs[c->verb]);
 	/* These concern the one holder of an exclusive lock (SPEC 15). */
 	if (rc == CONFIG_OK && c->shared && (c->once_per || c->lock_delay ||
 	    c->replace))

@@ -147,24 +147,30 @@ ended(struct monitor *m, enum outcome o, int code)
 	return code;
 }
 
-/* --skip-alert: the alert, naming who holds NAME (h). */
+/* --skip-alert: the alert, naming who holds NAME (h): the exclusive
+ * holder, or the earliest of the shared ones. */
 static void
 skip_alert(const struct config *c, long long n, const struct record_holder *h)
 {
-	char user[128], host[512], since[32], ago[32];
+	char user[128], host[512], since[32], ago[32], others[64] = "";
 
-	if (h->state != 1) {
+	if (h->state != 1 && (h->state != 3 || h->start_ms == 0)) {
 		log_alert("lock '%s' was busy %lld times in a row (%s)", c->name,
 		    n, h->state == 3 ? "held shared" : h->state == 2 ?
 		    "held by another client" : "free now");
 		return;
 	}
+	if (h->state == 3 && h->count > 1)
+		snprintf(others, sizeof(others), ", and %lld other holder%s",
+		    h->count - 1, h->count == 2 ? "" : "s");
 	print_time(h->start_ms, since, sizeof(since));
 	record_ago(clock_wall_ms() - h->start_ms, ago, sizeof(ago));
-	log_alert("lock '%s' was busy %lld times in a row: held by %s@%s "
-	    "pid %ld since %s (%s ago)", c->name, n,
+	log_alert("lock '%s' was busy %lld times in a row: held%s by %s@%s "
+	    "pid %ld since %s (%s ago)%s", c->name, n,
+	    h->state == 3 ? " shared" : "",
 	    print_escape(h->user, user, sizeof(user)),
-	    print_escape(h->host, host, sizeof(host)), h->pid, since, ago);
+	    print_escape(h->host, host, sizeof(host)), h->pid, since, ago,
+	    others);
 }
 
 /*
@@ -196,6 +202,19 @@ monitor_refused(struct monitor *m, enum lock_result res, int code)
 	return ended(m, o, code);
 }
 
+/*
+ * --once-per: the lock was free but this period had its success, so the
+ * command was skipped with the conflict status (code).  Its outcome is
+ * busy, as the status says, whatever -w was; it is no attempt that
+ * found the lock taken, so --record keeps nothing of it and
+ * --skip-alert does not count it.  Returns code.
+ */
+int
+monitor_done_before(struct monitor *m, int code)
+{
+	return ended(m, OUTCOME_BUSY, code);
+}
+
 /* The command is done and the lock released (r, code and die_by as
  * run_command() has them).  Returns code. */
 int
@@ -204,7 +223,8 @@ monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
 	struct outcome_facts f = {
 		.acquired = 1, .spawned = m->started > 0, .lost = r->lost,
 		.timed_out = r->timed_out, .stopped = r->stop_asked,
-		.signaled = die_by != 0, .code = code,
+		.signaled = die_by != 0, .shell = m->cfg->shell != NULL,
+		.code = code,
 	};
 
 	return ended(m, outcome_of(&f), code);

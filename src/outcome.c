@@ -84,6 +84,8 @@ outcome_of(const struct outcome_facts *f)
 		return OUTCOME_STOPPED;
 	if (f->signaled)
 		return OUTCOME_SIGNAL;
+	if (f->shell && (f->code == EXIT_NOEXEC || f->code == EXIT_NOTFOUND))
+		return OUTCOME_EXEC_FAILED;
 	return f->code == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 }
 

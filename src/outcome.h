@@ -23,6 +23,8 @@ struct outcome_facts {
 	int spawned;		/* the command was started */
 	int lost, timed_out, stopped;	/* struct run's flags */
 	int signaled;		/* the command died of a signal */
+	int shell;		/* the command was -c's sh: its 126 and 127
+				 * mean it could not run the command */
 	int code;		/* the exit status */
 };
 

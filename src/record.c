@@ -115,6 +115,8 @@ record_args(struct lock *l, struct args *a, char **rk, enum outcome o,
 	args_add(a, *rk, rl);
 	args_add(a, l->k.key, l->k.keylen);
 	args_add(a, l->k.meta, l->k.metalen);
+	args_add(a, l->k.holders, l->k.holderslen);
+	args_add(a, l->k.hmeta, l->k.hmetalen);
 	a->base = a->argc - 1;
 	args_put_num(a, ARG_RECORD_LINGER, RECORD_LINGER_MS);
 	args_put(a, ARG_RECORD_NAME, l->name, l->namelen);
@@ -163,8 +165,11 @@ holder_of(const redisReply *p, struct record_holder *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->state = (int)reply_int(p, REPLY_RECORD_STATE);
-	if (h->state != 1)
+	if (p->elements <= REPLY_RECORD_START ||
+	    (h->state != 1 && h->state != 3))
 		return;
+	if (p->elements > REPLY_RECORD_COUNT)
+		h->count = reply_int(p, REPLY_RECORD_COUNT);
 	snprintf(h->host, sizeof(h->host), "%s", reply_str(p, REPLY_RECORD_HOST));
 	h->pid = strtol(reply_str(p, REPLY_RECORD_PID), NULL, 10);
 	snprintf(h->user, sizeof(h->user), "%s", reply_str(p, REPLY_RECORD_USER));

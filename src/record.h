@@ -31,7 +31,9 @@ struct record_run {
 /* Who held NAME when an attempt found it busy. */
 struct record_holder {
 	int state;		/* 0 free now, 1 a redlock (below), 2 another
-				 * client, 3 shared holders */
+				 * client, 3 shared holders (below: the
+				 * earliest of count, if known) */
+	long long count;
 	char host[256], user[64];
 	long pid;
 	int64_t start_ms;

@@ -115,7 +115,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	/* --once-per: this period had its success; the run is skipped as
 	 * one that found the lock busy. */
 	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
-		return monitor_refused(&mon, LOCK_BUSY, code);
+		return monitor_done_before(&mon, code);
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	monitor_acquired(&mon);
 	code = spawn(c, &r);

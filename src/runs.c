@@ -264,7 +264,7 @@ runs_table(const struct runs *rs)
 		print_text(r->name, r->namelen);
 		printf("%*s  %-11s  %4d  %-8s  %-6s  %-8s  %5lld  %s\n",
 		    (int)(w > tw ? w - tw : 0), "",
-		    r->outcome[0] ? print_escape(r->outcome, word, 16) : "-",
+		    r->outcome[0] ? print_escape(r->outcome, word, sizeof(word)) : "-",
 		    r->exit_status, ended, took, ok, r->skips,
 		    print_escape(r->host, host, sizeof(host)));
 	}

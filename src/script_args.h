@@ -73,7 +73,7 @@
 #define NREPLY_ONCE 3
 
 /* record.lua */
-#define NKEYS_RECORD 3
+#define NKEYS_RECORD 5
 #define ARG_RECORD_LINGER 1
 #define ARG_RECORD_NAME 2
 #define ARG_RECORD_KEY 3
@@ -94,7 +94,8 @@
 #define REPLY_RECORD_PID 3
 #define REPLY_RECORD_USER 4
 #define REPLY_RECORD_START 5
-#define NREPLY_RECORD 6
+#define REPLY_RECORD_COUNT 6
+#define NREPLY_RECORD 7
 
 /* release.lua */
 #define SCRIPT_KEYS_RELEASE "kmwaH"

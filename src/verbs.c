@@ -70,7 +70,10 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 
 	/* The holder is the shell (or script) that ran us. */
 	holder_meta(&l->meta, (long)getppid());
-	snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
+	if (c->label != NULL)
+		holder_command(&l->meta, c->label, NULL, NULL, 0);
+	else
+		snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return refused_report(c, res, &o, die_by);

@@ -108,6 +108,28 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	assert_outcome job exec_failed 127
 }
 
+@test "-c whose shell cannot find or run the command: exec_failed, 127 or 126" {
+	run -127 redlock --metrics-dir "$MDIR" nf -c 'nonexistent_command_zz'
+	run -126 redlock --metrics-dir "$MDIR" nx -c /etc/passwd
+	# A command that exits 127 by itself was run: failed.
+	run -127 redlock --metrics-dir "$MDIR" own sh -c 'exit 127'
+	scraped
+	assert_outcome nf exec_failed 127
+	assert_outcome nx exec_failed 126
+	assert_outcome own failed 127
+}
+
+@test "a --once-per skip is busy, with or without -w, and its -E status" {
+	run -0 redlock --once-per 1h --metrics-dir "$MDIR" job true
+	run -0 redlock --once-per 1h --metrics-dir "$MDIR" job2 true
+	rm "$MDIR"/*.prom
+	run -0 redlock -E 0 -w 5s --once-per 1h --metrics-dir "$MDIR" job true
+	run -7 redlock -E 7 --once-per 1h --metrics-dir "$MDIR" job2 true
+	scraped
+	assert_outcome job busy 0
+	assert_outcome job2 busy 7
+}
+
 @test "-n finding the lock busy: busy, the -E status, and no start on this host" {
 	hold_lock h job
 	run -0 redlock -n -E 0 --metrics-dir "$MDIR" job true

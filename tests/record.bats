@@ -145,6 +145,37 @@ print("" if v is None else v.decode("utf-8", "backslashreplace"))'
 	[[ $(record_field job outcome) == ok ]]
 }
 
+@test "--skip-alert names the earliest of shared holders and counts the others" {
+	hold_on web-9 r1 -s job
+	hold_on web-8 r2 -s job
+	local pid
+	pid=$(bg_pid r1)
+	run -1 --separate-stderr redlock -n -E 0 -q --record --skip-alert 1 job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "$stderr" "^redlock: lock 'job' was busy 1 times in a row: held shared by [^@]+@web-9 pid $pid since [0-9T:-]+Z \([0-9.]+s ago\), and 1 other holder$"
+	release_lock r1
+	release_lock r2
+}
+
+@test "--once-per skips are not busy attempts: --skip-alert never counts them, --record keeps the success" {
+	run -0 redlock --record --once-per 1h job true
+	local i
+	for i in 1 2 3; do
+		run -0 --separate-stderr redlock -E 0 -q --record --skip-alert 2 --once-per 1h job true
+		assert_equal "$stderr" ''
+		run -0 --separate-stderr redlock -w 2s -E 0 -q --record --skip-alert 2 --once-per 1h job true
+		assert_equal "$stderr" ''
+	done
+	[[ $(record_field job outcome) == ok ]]
+	[[ $(record_field job skips) == 0 ]]
+}
+
+@test "runs prints every outcome word whole" {
+	run -127 redlock --record job /nonexistent/command
+	run -0 redlock runs
+	assert_line --regexp '^job +exec_failed +127 '
+}
+
 @test "the record holds the run, never the token, beside the lock, for five weeks" {
 	run -0 redlock --record job sh -c 'echo "$REDLOCK_TOKEN $REDLOCK_FENCE"'
 	local token=${output% *} fence=${output#* }

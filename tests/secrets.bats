@@ -89,6 +89,25 @@ proc_owner() { stat -c %u "/proc/$1/environ"; }
 	assert_output --partial 'nightly backup'
 }
 
+@test "acquire records (acquire), or its --label" {
+	run -0 redlock acquire plain
+	run -0 redlock status plain
+	assert_output --partial 'command: (acquire)'
+	run -0 redlock acquire --label 'by hand: migration' lab
+	run -0 redlock status lab
+	assert_output --partial 'command: by hand: migration'
+}
+
+@test "--once-per and --respawn on a verb's command line are usage errors; their variables are left alone" {
+	run -64 --separate-stderr redlock acquire --once-per 1h x
+	assert_equal "${stderr_lines[0]}" "redlock: --once-per is for the run form (redlock NAME COMMAND), not for 'acquire'"
+	run -64 --separate-stderr redlock --respawn status x
+	assert_equal "${stderr_lines[0]}" "redlock: --respawn is for the run form (redlock NAME COMMAND), not for 'status'"
+	[[ $(rcli EXISTS redlock:x) == 0 ]]
+	REDLOCK_ONCE_PER=1h REDLOCK_RESPAWN=1 run -0 redlock acquire x
+	[[ $(rcli EXISTS redlock:x) == 1 ]]
+}
+
 @test "--label needs a value" {
 	run -64 redlock --label '' x true
 	assert_output --partial "--label needs a value"
