@@ -59,17 +59,26 @@ token_deadline(const struct lock *l, int brief)
  * a name is left. */
 #define RECORD_SLACK_MS 10000
 
-/* How long a renewal that extends an exclusive holder's record makes it
- * live: the lease and the slack, or with --lock-delay the lease and the
- * delay. */
+/* The lease lock_expire() leaves: the shortest PEXPIRE there is, so the
+ * lease ends at once, by expiry. */
+#define LOCK_EXPIRE_MS 1
+
+/* How long a lease of ttl ms makes an exclusive holder's record live:
+ * the lease and the slack, or with --lock-delay the lease and exactly
+ * the delay (proto.c): every renewal sets it so. */
+static int64_t
+record_ms_for(const struct lock *l, int64_t ttl)
+{
+	if (l->delay > 0)
+		return ttl + l->delay;
+	return ttl + (ttl > RECORD_SLACK_MS ? ttl : RECORD_SLACK_MS);
+}
+
+/* The record's life for a renewal of the usual lease. */
 int64_t
 lock_record_ms(const struct lock *l)
 {
-	/* With --lock-delay the record must outlive K by exactly the delay
-	 * (proto.c): every renewal sets it so. */
-	if (l->delay > 0)
-		return l->ttl + l->delay;
-	return l->ttl + (l->ttl > RECORD_SLACK_MS ? l->ttl : RECORD_SLACK_MS);
+	return record_ms_for(l, l->ttl);
 }
 
 /* A renewal's outcome on a server that gave no usable reply (the
@@ -254,7 +263,7 @@ token_args(const struct lock *l, enum script s, const char *token,
 	case SCRIPT_RENEW:
 		args_put_str(a, ARG_RENEW_TOKEN, token);
 		args_put_num(a, ARG_RENEW_TTL, arg);
-		args_put_num(a, ARG_RENEW_RECORD_MS, lock_record_ms(l));
+		args_put_num(a, ARG_RENEW_RECORD_MS, record_ms_for(l, arg));
 		break;
 	case SCRIPT_SH_RENEW:
 		args_put_str(a, ARG_SH_RENEW_TOKEN, token);
@@ -368,6 +377,20 @@ lock_extend(struct lock *l, const char *token, int *others,
 {
 	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, l->ttl, 0,
 	    others, o);
+}
+
+/*
+ * After a loss, with --lock-delay: let token's lease end now instead of
+ * releasing it, so that its record holds NAME back for the delay as
+ * after an expiry (the lease set to LOCK_EXPIRE_MS, the record to that
+ * and the delay).  One short try; as lock_release().
+ */
+int
+lock_expire(struct lock *l, const char *token, int *others,
+    struct lock_outcome *o)
+{
+	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, LOCK_EXPIRE_MS,
+	    1, others, o);
 }
 
 /* A waiter gives up: leave the writers' queue, so that shared requests

@@ -15,6 +15,8 @@ int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
     int *lost, struct lock_outcome *o);
 int lock_release(struct lock *l, const char *token, int64_t keep_ms,
     int brief, int *others, struct lock_outcome *o);
+int lock_expire(struct lock *l, const char *token, int *others,
+    struct lock_outcome *o);
 int lock_extend(struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
 void lock_unqueue(struct lock *l, struct lock_waiter *w);

@@ -43,7 +43,15 @@ finish(const struct run *r)
 	int ok, others;
 
 	/* After a loss the servers may be unreachable: try once, briefly,
-	 * in case the key is still ours. */
+	 * in case the key is still ours.  With --lock-delay a loss ends the
+	 * lease as an expiry does, so that the delay holds: what the
+	 * command set in motion before it was stopped may still land. */
+	if (r->lost && l->delay > 0) {
+		lock_expire(l, l->token, &others, &o);
+		log_info("lock '%s' left to expire: --lock-delay holds it back",
+		    c->name);
+		return;
+	}
 	ok = lock_release(l, l->token, keep > 0 ? keep : 0, r->lost, &others,
 	    &o);
 	if (ok < l->quorum && !r->lost)

@@ -101,6 +101,32 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	(($(granted_ms w) - rel < 1000)) || fail "handed over $(($(granted_ms w) - rel)) ms after the release"
 }
 
+@test "a holder that lost its server and stopped its command leaves NAME held back, even when it reached the server again" {
+	local d=$BATS_TEST_TMPDIR rp exp
+	rp=$(redis_pid "$REDIS_NAME")
+	bg_start h "$RL" -t 6s --kill-after 2s --lock-delay 4s job /bin/sh -c \
+		'echo $$ >"$1"; exec sleep 30' sh "$d/cmd.pid"
+	wait_for_file "$d/cmd.pid"
+	# The server stalls until redlock gives the lease up and stops its
+	# command with SIGTERM, --kill-after (2 s) before the key expires.
+	exp=$(expiry_ms redlock:job)
+	stop_pid "$rp"
+	wait_until -t 10 pid_dead "$(cat "$d/cmd.pid")"
+	cont_pid "$rp"
+	(($(server_ms) < exp)) ||
+		skip "the server was resumed after the key expired (a slow machine)"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+	local gone
+	gone=$(server_ms)
+	waiter w "$REDIS_SOCK" -w 20 job
+	wait_for_file "$d/w.time" 15
+	bg_wait w 5
+	assert_equal "$BG_STATUS" 0
+	(($(granted_ms w) >= gone + 3000)) ||
+		fail "granted $(($(granted_ms w) - gone)) ms after the lost holder ended: no delay"
+}
+
 @test "break removes a lock-delay; REDLOCK_LOCK_DELAY sets it; -s is refused" {
 	REDLOCK_LOCK_DELAY=30s start_guarded h -t 1s job
 	stop_pid "$(bg_pid h)"
