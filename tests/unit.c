@@ -400,7 +400,7 @@ static const struct {
 	{ "inspect", "95d7942525e385107092b2a028dff1c6c12b71e2" },
 	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
 	{ "once", "a33d36793deff55e1158715127926461d248daba" },
-	{ "record", "9cc961e7183c80d0af4783d6e29838527982ba6a" },
+	{ "record", "d7f2d2c10ef5a37e44127ad4c361d1d19f99df30" },
 	{ "release", "3ed25fb00cc8271980cc49264341b795fbe5f45f" },
 	{ "release_done", "8ef229eb9c883ebdb1fe3e8b1cdec6d039e95ad4" },
 	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
