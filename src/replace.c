@@ -5,7 +5,8 @@
  * go.  wait.c calls replace_claim() after every busy attempt, which
  * asks whoever holds NAME then and asserts the claim again; the servers
  * keep the claim in the holder's record (proto.c, "Held back"), where
- * it outlives the holder's release or expiry by PROTO_CLAIM_MS.  A
+ * it outlives the holder's release or expiry, until PROTO_CLAIM_MS
+ * after its last assertion.  A
  * holder that redlock cannot ask (redis-py, ...) is waited for as any
  * waiter would, the claim still standing.
  *
