@@ -492,6 +492,13 @@ settle(struct config *c, struct parse *p)
 		rc = bad(p, "%s needs an exclusive lock, not -s or --limit",
 		    c->once_per ? "--once-per" : c->lock_delay ? "--lock-delay" :
 		    "--replace");
+	/* It waits for the holders it asks to stop: not just one attempt. */
+	if (rc == CONFIG_OK && c->replace && c->wait == 0 &&
+	    (c->verb == VERB_RUN || c->verb == VERB_ACQUIRE))
+		rc = bad(p, "%s waits for the holder it asks to stop: give -w, "
+		    "not %s", p->seen[OPT_REPLACE] ? "--replace" :
+		    "REDLOCK_REPLACE", p->seen['n'] ? "-n" : p->seen['w'] ?
+		    "-w 0" : "REDLOCK_WAIT=0");
 	return rc;
 }
 

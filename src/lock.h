@@ -51,6 +51,8 @@ struct lock {
 				 * holds NAME back; recorded with the grant */
 	int replace;		/* --replace: claim NAME ahead of waiters */
 	int replace_told;	/* what -v said of it (replace.c) */
+	long long replace_since;	/* the claim's since, server ms (0:
+					 * not asserted yet; replace.c) */
 	int standby;		/* --respawn: our waiter ids say so */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */

@@ -5,7 +5,8 @@
  * go.  wait.c calls replace_claim() after every busy attempt, which
  * asks whoever holds NAME then and asserts the claim again; the servers
  * keep the claim in the holder's record (proto.c, "Held back"), where
- * it outlives the holder's release or expiry by PROTO_CLAIM_MS.  A
+ * it outlives the holder's release or expiry, until PROTO_CLAIM_MS
+ * after its last assertion.  A
  * holder that redlock cannot ask (redis-py, ...) is waited for as any
  * waiter would, the claim still standing.
  *
@@ -14,9 +15,16 @@
  * process tree was gone) or its lease ran out (its guard had killed the
  * tree by then).
  *
+ * Two replacements: the later one wins.  A claim carries its since, the
+ * server's ms at its first assertion, and another claim is taken over
+ * only when it lapsed or is older; a --replace that finds a later one's
+ * claim, or the holder that got NAME through it, asks nobody to stop and
+ * waits from then on as any waiter would (stop.lua).
+ *
  * Quorum: the claim is asserted on every server; another waiter needs a
  * majority of grants, and every majority has a server where the claim
- * of a round that reached a majority stands.
+ * of a round that reached a majority stands.  Its since is the smallest
+ * that the servers of the first round that answered gave.
  */
 #include "replace.h"
 
@@ -44,14 +52,15 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
 	struct args a;
-	long long asked = 0;
-	int foreign = 0;
+	long long asked = 0, since = 0;
+	int foreign = 0, later = 0;
 
 	args_script(&a, SCRIPT_STOP, &l->k);
 	args_put_str(&a, ARG_STOP_RECORD, "1");
 	args_put_num(&a, ARG_STOP_MARGIN_MS, REPLACE_STOP_MARGIN_MS);
 	args_put(&a, ARG_STOP_WAITER, w->id, LOCK_TOKEN_LEN);
 	args_put_num(&a, ARG_STOP_CLAIM_MS, PROTO_CLAIM_MS);
+	args_put_num(&a, ARG_STOP_SINCE, l->replace_since);
 	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
@@ -62,8 +71,20 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 		if (reply_int(p, REPLY_STOP_ASKED) > asked)
 			asked = reply_int(p, REPLY_STOP_ASKED);
 		foreign |= reply_int(p, REPLY_STOP_FOREIGN) != 0;
+		later |= reply_int(p, REPLY_STOP_LATER) != 0;
+		if (reply_int(p, REPLY_STOP_SINCE) > 0 && (since == 0 ||
+		    reply_int(p, REPLY_STOP_SINCE) < since))
+			since = reply_int(p, REPLY_STOP_SINCE);
 	}
 	conn_req_clear(r, l->n);
+	if (l->replace_since == 0)
+		l->replace_since = since;
+	if (later) {
+		log_info("--replace: a later --replace claimed lock '%s': "
+		    "waiting for it as any waiter", l->name);
+		l->replace = 0;
+		return;
+	}
 	/* Said once: the request and the claim are made every round. */
 	if (asked > 0 && !(l->replace_told & 1))
 		log_info("--replace: asked %lld holder%s of lock '%s' to stop",

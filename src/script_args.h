@@ -195,11 +195,14 @@
 #define ARG_STOP_MARGIN_MS 2
 #define ARG_STOP_WAITER 3
 #define ARG_STOP_CLAIM_MS 4
-#define ARGC_STOP 4
+#define ARG_STOP_SINCE 5
+#define ARGC_STOP 5
 #define REPLY_STOP_ASKED 0
 #define REPLY_STOP_LEFT 1
 #define REPLY_STOP_PTTL 2
 #define REPLY_STOP_FOREIGN 3
-#define NREPLY_STOP 4
+#define REPLY_STOP_SINCE 4
+#define REPLY_STOP_LATER 5
+#define NREPLY_STOP 6
 
 #endif

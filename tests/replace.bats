@@ -111,3 +111,101 @@ blocked() { (($(rcli CLIENT LIST | grep -c 'cmd=blpop') >= $1)); }
 	assert_equal "$BG_STATUS" 0
 }
 _claimed() { [[ $(rcli GET redlock:job) == *stop* ]]; }
+
+# The server's clock in ms, and the ms of a --replace claim that status
+# reports on a free lock (0: none).
+srv_ms() {
+	local t
+	mapfile -t t < <(rcli TIME)
+	echo $((t[0] * 1000 + t[1] / 1000))
+}
+# aux CMD SUFFIX: CMD on NAME job's key "{redlock:job}\0SUFFIX".
+aux() {
+	rcli EVAL "return redis.call(ARGV[1], '{redlock:job}' .. string.char(0) .. ARGV[2])" 0 "$@"
+}
+claim_left() {
+	local j
+	j=$(redlock status --json job)
+	[[ $j == '{'* ]] || return 1
+	[[ $j =~ \"claim_ms\":([0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo 0
+}
+
+@test "a replacement that gave up while another client held NAME: its claim lapses 2 s after its last assertion, not 2 s after the key" {
+	local gave left took
+	rcli SET redlock:job foreign PX 20000 >/dev/null
+	run -1 redlock -q --replace -w 1 job true
+	gave=$(srv_ms)
+	rcli DEL redlock:job >/dev/null
+	left=$(claim_left)
+	((left > 0 && left <= 2000)) || fail "claim left after the replacement gave up: $left ms (want at most 2000)"
+	run -0 redlock -w 10 job true
+	took=$(($(srv_ms) - gave))
+	((took <= 2000 + 1000)) || fail "granted $took ms after the replacement gave up (its claim must lapse 2000 ms after its last assertion)"
+}
+
+@test "a replacement that gave up before the holder it asked let go: the release leaves no claim standing past 2 s after its last assertion" {
+	local d=$BATS_TEST_TMPDIR gave end
+	# Stops within a renewal (2 s), then takes 3 s over SIGTERM.
+	bg_start h "$RL" -t 6s --kill-after 3.5s job /bin/sh -c '
+		trap "sleep 3; kill \$c; exit 0" TERM
+		sleep 600 & c=$!
+		: >"$1/h.held"
+		wait' sh "$d"
+	wait_for_file "$d/h.held" 10
+	run -1 redlock -q --replace -w 0.2 job true
+	gave=$(srv_ms)
+	# The claim in the holder's record ends 2 s after the last assertion.
+	end=$(aux GET holder | tr '\0' '\n' | sed -n 11p)
+	((end > gave + 1500 && end <= gave + 2000)) ||
+		fail "the claim's end is $((end - gave)) ms after the replacement gave up (want about 2000)"
+	bg_wait h 15
+	assert_equal "$BG_STATUS" 0
+	((($(srv_ms) - gave) > 2000)) || fail "the holder let go within 2 s"
+	run -1 --separate-stderr redlock status job
+	assert_output --partial "state:   free"
+	refute_output --partial claimed
+	run -0 redlock -n job true
+}
+
+@test "--replace with -n or -w 0 is a usage error, and the holder is not asked to stop" {
+	hold_lock h job
+	run --separate-stderr redlock --replace -n job true
+	assert_usage_error
+	assert_regex "${stderr_lines[0]}" '^redlock: --replace waits for the holder it asks to stop: give -w, not -n$'
+	run --separate-stderr redlock --replace -w 0 job true
+	assert_usage_error
+	REDLOCK_REPLACE=1 run --separate-stderr redlock -n job true
+	assert_usage_error
+	assert_regex "${stderr_lines[0]}" '^redlock: REDLOCK_REPLACE waits'
+	REDLOCK_REPLACE=1 run --separate-stderr redlock acquire -n job
+	assert_usage_error
+	[[ $(rcli GET redlock:job) != *stop* ]] || fail "the holder was asked to stop"
+	assert_equal "$(aux EXISTS stop)" 0
+	run -0 redlock status job
+	assert_output --partial 'state:   held'
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "two replacements at once: the later one's claim wins, it runs to its end, then the earlier one runs" {
+	local d=$BATS_TEST_TMPDIR r
+	for ((r = 0; r < 3; r++)); do
+		rm -f "$d/order" "$d"/{h,b,c}.*
+		slow_holder h -t 4s --kill-after 2s job
+		for t in b c; do
+			bg_start "$t" "$RL" -v -t 2s --replace -w 40 job \
+				flock -n -E 99 "$ORACLE" /bin/sh -c \
+				'echo "$2 start" >>"$1/order"; sleep 1.5
+				echo "$2 end" >>"$1/order"' sh "$d" "$t"
+			wait_until -t 5 grep -q 'asked 1 holder' "$d/$t.err"
+		done
+		bg_wait c 30
+		assert_equal "$BG_STATUS" 0
+		bg_wait b 30
+		assert_equal "$BG_STATUS" 0
+		bg_wait h 10
+		assert_equal "$BG_STATUS" 143
+		assert_equal "$(tr '\n' ' ' <"$d/order")" "c start c end b start b end "
+		assert_regex "$(bg_err b)" "a later --replace claimed lock 'job'"
+	done
+}

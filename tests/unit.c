@@ -394,24 +394,24 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "49b7fb37571b2c1426a4569210bb353978cacd2c" },
-	{ "acquire_any", "7ccf4c143b1487dac7eb6696950ec05e2d7a2e74" },
+	{ "acquire", "56af02fa95eb0882fa787241a8f1ba92257de653" },
+	{ "acquire_any", "3be1defbcf295f3737d5c011a25a62c0e5af5c13" },
 	{ "bump", "4334aff345f15c22a0f86fcbf9b08abf39b8a1c6" },
-	{ "inspect", "95d7942525e385107092b2a028dff1c6c12b71e2" },
+	{ "inspect", "b73bd8cccb5b49d64d70678303a16ed1e3da107b" },
 	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
 	{ "once", "a33d36793deff55e1158715127926461d248daba" },
 	{ "record", "d7f2d2c10ef5a37e44127ad4c361d1d19f99df30" },
-	{ "release", "3ed25fb00cc8271980cc49264341b795fbe5f45f" },
-	{ "release_done", "8ef229eb9c883ebdb1fe3e8b1cdec6d039e95ad4" },
+	{ "release", "14b92a08291c47cab1b17724045735fbc27ebadc" },
+	{ "release_done", "267cb29ce6fa4d88fe4ab5176bb6ffcebc87bf86" },
 	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
 	{ "renew_record", "d2f47c36be5719b4c2e230b9bd50385f0065be7f" },
-	{ "sh_acquire", "c423331ae6f417fd2949d3deb1f080f0ddaeedbc" },
+	{ "sh_acquire", "bf2c7f8b089f7338813fdff6d3111f6ec6e3fa91" },
 	{ "sh_release", "f82de48f6c58c9766ca18369a7b8cc06e2c5128a" },
 	{ "sh_renew", "264530d4ab02c0f1d4241aba6ffaa28d933faa25" },
 	{ "sh_renew_mark", "448a654f6c1e27d77a62ac8f6065163a13719406" },
 	{ "sh_renew_meta", "1611b0d573dd62ab9f0a1b8409b44394c836f40c" },
 	{ "sh_renew_set", "94965a2c9047924fa75572d316415511e02bd70b" },
-	{ "stop", "6eab3108a12ab33c76db1f6041734ad3670d0c91" },
+	{ "stop", "1f18307679f35dd6909a84c885d23167191512f4" },
 };
 
 /* Every embedded script has the SHA-1 of the list, and every script of

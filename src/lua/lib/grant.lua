@@ -9,7 +9,9 @@
 -- hold marker, which may hold this request (of waiter id) back
 -- (lib/hold.lua: see "Held back" in src/lua/README); then K is given
 -- back and held is set to the ms to wait (the script declares it), else
--- the grant goes on.
+-- the grant goes on; a --replace granted through its own claim keeps the
+-- claim's since as its record's twelfth field, so that an earlier
+-- replacement does not ask it to stop (stop.lua).
 --
 -- Parameters: rec, px, id (expressions).
 local f = redis.call('INCR', KEYS[2])
@@ -28,6 +30,11 @@ if not redis.call('SET', KEYS[3], string.format('%d', f) .. {{rec}},
     redis.call('DEL', KEYS[1])
     held = hold
   else
-    redis.call('SET', KEYS[3], string.format('%d', f) .. {{rec}}, 'PX', {{px}})
+    local r = string.format('%d', f) .. {{rec}}
+    if cl ~= '' and cl == {{id}} and cs ~= '' then
+      local _, n = string.gsub(r, '%z', '')
+      r = r .. string.rep('\0', 11 - n) .. cs
+    end
+    redis.call('SET', KEYS[3], r, 'PX', {{px}})
   end
 end

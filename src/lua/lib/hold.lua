@@ -11,6 +11,6 @@ if cl ~= '' and cl ~= {{id}} and cu - now > hold then
 end
 if hold > 0 and lost then
   redis.call('SET', {{mk}}, '\0hold\0' .. string.format('%d', du)
-    .. '\0' .. cl .. '\0' .. string.format('%d', cu), 'PX',
+    .. '\0' .. cl .. '\0' .. string.format('%d', cu) .. '\0' .. cs, 'PX',
     string.format('%d', math.max(du, cu) - now))
 end

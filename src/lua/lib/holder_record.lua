@@ -1,7 +1,7 @@
 -- The holder's record (KEYS meta): one string, the fence, then
 -- "\0token\0ttl\0host\0pid\0user\0cmd\0start" as acquire_args() builds
--- it (and, with --lock-delay and --replace, a ninth and tenth field: see
--- lib/hold_parse.lua).  record(m, v) reads it into HGETALL's shape, or
+-- it (and, with --lock-delay and --replace, a ninth to twelfth field:
+-- see lib/hold_parse.lua).  record(m, v) reads it into HGETALL's shape, or
 -- {} when it is not token v's.  Its fence alone, where a script needs
 -- it, is (tonumber(string.match(m or '', '^(%d+)')) or 0).
 local function record(m, v)

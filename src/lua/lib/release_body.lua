@@ -8,7 +8,9 @@
 -- and readers may, waiting writers or not (hmeta's turn), and every
 -- waiter is woken.  A holder that redlock stop marked may carry a
 -- --replace claim in its record's tenth field: the record then becomes
--- the hold marker with that claim, which stands PROTO_CLAIM_MS, so that
+-- the hold marker with that claim, which stands until its end (the
+-- eleventh field: PROTO_CLAIM_MS after the claimant last asserted it;
+-- PROTO_CLAIM_MS from now in a record without one), so that
 -- the replacing redlock, woken by lock_notify_stopped(), gets NAME
 -- before anyone woken here (no readers' turn then).  KEYS: K, meta,
 -- wake, waiting, hmeta.  Returns 1 released, 2 left to expire.
@@ -21,17 +23,23 @@ if {{keep}} then
 end
 local claim = ''
 if stop then
-  local m, pos = redis.call('GET', KEYS[2]) or '', 1
-  for i = 1, 9 do
-    pos = (string.find(m, '\0', pos, true) or #m + 1) + 1
+  local m, g, pos = redis.call('GET', KEYS[2]) or '', {}, 1
+  for i = 1, 12 do
+    local e = string.find(m, '\0', pos, true) or #m + 1
+    g[i] = string.sub(m, pos, e - 1)
+    pos = e + 1
   end
-  claim = string.sub(m, pos)
+  local t = redis.call('TIME')
+  local ms = t[1] * 1000 + math.floor(t[2] / 1000)
+  local cu = tonumber(g[11]) or ms + {{PROTO_CLAIM_MS}}
+  if g[10] ~= '' and cu > ms then
+    claim = g[10]
+    redis.call('SET', KEYS[2], '\0hold\0' .. '0' .. '\0' .. claim ..
+      '\0' .. string.format('%d', cu) .. '\0' .. g[12], 'PX',
+      string.format('%d', cu - ms))
+  end
 end
 if claim ~= '' then
-  local t = redis.call('TIME')
-  local cu = t[1] * 1000 + math.floor(t[2] / 1000) + {{PROTO_CLAIM_MS}}
-  redis.call('SET', KEYS[2], '\0hold\0' .. '0' .. '\0' .. claim ..
-    '\0' .. string.format('%d', cu), 'PX', '{{PROTO_CLAIM_MS}}')
   redis.call('DEL', KEYS[1])
 else
   redis.call('DEL', KEYS[1], KEYS[2])
