@@ -250,22 +250,23 @@ runs_table(const struct runs *rs)
 		const struct record *r = &rs->v[i];
 		size_t tw = print_width(r->name, r->namelen);
 		char ended[40] = "-", took[32] = "-", ok[40] = "-", host[512];
-		char word[64], ago[32];
+		char word[64], ago[32], code[16] = "-";
 
 		if (r->outcome[0] != '\0') {
 			record_ago(now - r->end_ms, ago, sizeof(ago));
 			snprintf(ended, sizeof(ended), "%s ago", ago);
 			record_ago(r->duration_ms, took, sizeof(took));
+			snprintf(code, sizeof(code), "%d", r->exit_status);
 		}
 		if (r->success_ms > 0) {
 			record_ago(now - r->success_ms, ago, sizeof(ago));
 			snprintf(ok, sizeof(ok), "%s ago", ago);
 		}
 		print_text(r->name, r->namelen);
-		printf("%*s  %-11s  %4d  %-8s  %-6s  %-8s  %5lld  %s\n",
+		printf("%*s  %-11s  %4s  %-8s  %-6s  %-8s  %5lld  %s\n",
 		    (int)(w > tw ? w - tw : 0), "",
 		    r->outcome[0] ? print_escape(r->outcome, word, sizeof(word)) : "-",
-		    r->exit_status, ended, took, ok, r->skips,
+		    code, ended, took, ok, r->skips,
 		    print_escape(r->host, host, sizeof(host)));
 	}
 }
