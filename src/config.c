@@ -434,6 +434,42 @@ parse_argv(struct config *c, struct parse *p, int argc, char **argv)
 	    config_verb_operands(c, ops, nops, p->err, p->errlen);
 }
 
+/* How the user gave option opt: on the command line (flag) or through
+ * its variable (var), for a message that points at it. */
+static const char *
+said(const struct parse *p, int opt, const char *flag, const char *var)
+{
+	return p->seen[opt] ? flag : var;
+}
+
+/* The scheduling options (SPEC section 15) against the rest: a verb
+ * has no command to schedule; they concern the one holder of an
+ * exclusive lock; --replace waits for the holders it asks to stop. */
+static int
+check_scheduling(struct config *c, struct parse *p)
+{
+	if (c->verb != VERB_RUN &&
+	    (p->seen[OPT_ONCE_PER] || p->seen[OPT_RESPAWN]))
+		return bad(p, "%s is for the run form (redlock NAME COMMAND), "
+		    "not for '%s'", p->seen[OPT_ONCE_PER] ? "--once-per" :
+		    "--respawn", config_verbs[c->verb]);
+	if (c->shared && c->once_per)
+		return bad(p, "%s needs an exclusive lock, not -s or --limit",
+		    said(p, OPT_ONCE_PER, "--once-per", "REDLOCK_ONCE_PER"));
+	if (c->shared && c->lock_delay)
+		return bad(p, "%s needs an exclusive lock, not -s or --limit",
+		    said(p, OPT_LOCK_DELAY, "--lock-delay", "REDLOCK_LOCK_DELAY"));
+	if (c->shared && c->replace)
+		return bad(p, "%s needs an exclusive lock, not -s or --limit",
+		    said(p, OPT_REPLACE, "--replace", "REDLOCK_REPLACE"));
+	if (c->replace && c->wait == 0 &&
+	    (c->verb == VERB_RUN || c->verb == VERB_ACQUIRE))
+		return bad(p, "%s waits for the holder it asks to stop: give -w, "
+		    "not %s", said(p, OPT_REPLACE, "--replace", "REDLOCK_REPLACE"),
+		    p->seen['n'] ? "-n" : said(p, 'w', "-w 0", "REDLOCK_WAIT=0"));
+	return CONFIG_OK;
+}
+
 /*
  * What the command line left open: options from the environment, the
  * checks that involve several options, the password, the servers.
@@ -479,26 +515,8 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK)
 		rc = parse_urls(c, p);
 	free(envlist);
-	/* A verb has no command to schedule: said, not ignored.  (From
-	 * the environment they are for the run form, and left alone.) */
-	if (rc == CONFIG_OK && c->verb != VERB_RUN &&
-	    (p->seen[OPT_ONCE_PER] || p->seen[OPT_RESPAWN]))
-		rc = bad(p, "%s is for the run form (redlock NAME COMMAND), "
-		    "not for '%s'", p->seen[OPT_ONCE_PER] ? "--once-per" :
-		    "--respawn", config_verbs[c->verb]);
-	/* These concern the one holder of an exclusive lock (SPEC 15). */
-	if (rc == CONFIG_OK && c->shared && (c->once_per || c->lock_delay ||
-	    c->replace))
-		rc = bad(p, "%s needs an exclusive lock, not -s or --limit",
-		    c->once_per ? "--once-per" : c->lock_delay ? "--lock-delay" :
-		    "--replace");
-	/* It waits for the holders it asks to stop: not just one attempt. */
-	if (rc == CONFIG_OK && c->replace && c->wait == 0 &&
-	    (c->verb == VERB_RUN || c->verb == VERB_ACQUIRE))
-		rc = bad(p, "%s waits for the holder it asks to stop: give -w, "
-		    "not %s", p->seen[OPT_REPLACE] ? "--replace" :
-		    "REDLOCK_REPLACE", p->seen['n'] ? "-n" : p->seen['w'] ?
-		    "-w 0" : "REDLOCK_WAIT=0");
+	if (rc == CONFIG_OK)
+		rc = check_scheduling(c, p);
 	return rc;
 }
 

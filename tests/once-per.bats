@@ -172,6 +172,11 @@ mark_gone() { [[ $(mark EXISTS) == 0 ]]; }
 	[[ ${stderr_lines[0]} == *REDLOCK_ONCE_PER* ]]
 	run --separate-stderr redlock -s --once-per 1h envjob true
 	assert_usage_error
+	assert_equal "${stderr_lines[0]}" "redlock: --once-per needs an exclusive lock, not -s or --limit"
+	# The message names what the user gave.
+	REDLOCK_ONCE_PER=1h run --separate-stderr redlock --limit 2 envjob true
+	assert_usage_error
+	assert_equal "${stderr_lines[0]}" "redlock: REDLOCK_ONCE_PER needs an exclusive lock, not -s or --limit"
 }
 
 @test "--min-hold keeps working beside --once-per" {
