@@ -9,11 +9,12 @@ load helpers
 
 lifecycle main --tcp
 
-@test "a malformed URL with a password never shows it, from -u or REDLOCK_URL" {
+@test "a malformed URL with a password never shows it, in its user information or its query, from -u or REDLOCK_URL" {
 	local u
 	for u in 'redis:/:s3cr3t@host' 'redis//:s3cr3t@host' ':s3cr3t@host' \
 		's3cr3t@host:6379' 'unix://:s3cr3t@/sock' 'redis://u:s3cr3t@host:99999' \
-		'redis+sentinel:/:s3cr3t@h/svc'; do
+		'redis+sentinel:/:s3cr3t@h/svc' 'unix:///sock?password=s3cr3t' \
+		'redis://host:1?db=2&password=s3cr3t'; do
 		run -64 redlock -u "$u" name true
 		refute_output --partial s3cr3t
 		assert_output --partial '***'

@@ -631,6 +631,12 @@ main(void)
 	redacts("redis://:secret/x@h", "redis://***@h");
 	redacts("redis://:se?cret@h:1", "redis://***@h:1");
 	redacts("redis://:secret#@h", "redis://***@h");
+	/* A query's values (redis-py reads ?password=). */
+	redacts("unix:///s?password=secret", "unix:///s?password=***");
+	redacts("redis://:secret@h:1?password=secret&db=2",
+	    "redis://***@h:1?password=***&db=***");
+	redacts("redis://h:1/0?x&y=secret", "redis://h:1/0?x&y=***");
+	redacts("redis://h?=secret", "redis://h?=***");
 
 	url_more_tests();
 	config_env_tests();
