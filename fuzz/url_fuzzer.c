@@ -12,7 +12,8 @@
  *   - url_free() after either (LSan sees what is left over);
  *   - url_redact(), which is what an "invalid URL" message shows, hides
  *     everything between "://" and the last '@' (the user information,
- *     which may hold a password, whatever characters the password has).
+ *     which may hold a password, whatever characters the password has)
+ *     and every value of the query after it.
  * A violated check calls abort(), which libFuzzer reports as a crash.
  */
 #include <stddef.h>
@@ -34,28 +35,56 @@ broken(const char *what, const char *input)
 	abort();
 }
 
+/* The query q (from its '?', joined by '&') with each value as "***",
+ * appended to want: one piece at a time, as a reader would. */
+static void
+want_query(const char *q, char *want, size_t len)
+{
+	const char *start = q;
+	size_t o = strlen(want);
+
+	for (int in_value = 0; *q != '\0' && o + 5 < len; q++) {
+		if (*q == '&' || q == start)
+			in_value = 0;
+		else if (*q == '=' && !in_value) {
+			in_value = 1;
+			memcpy(want + o, "=***", 4);
+			o += 4;
+			continue;
+		}
+		if (!in_value)
+			want[o++] = *q;
+	}
+	want[o] = '\0';
+}
+
 /* What url_redact(s) must print: s without such an '@'; else s with
  * everything before its last '@' from after "://" (when "://" comes
  * before it) or from the start replaced by "***", parsed or not, a
- * unix:// URL too. */
+ * unix:// URL too; and from the first '?' after that '@' (or in s) on,
+ * each query value as "***". */
 static void
 check_redact(const char *s, size_t bufsize)
 {
-	char out[300], want[600];
+	char out[300], want[20000];
 	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
+	const char *q = strchr(at != NULL ? at : s, '?');
+	int before = q != NULL ? (int)(q - s) : (int)strlen(s);
 
 	if (bufsize > sizeof(out))
 		bufsize = sizeof(out);
 	url_redact(s, out, bufsize);
 	if (at != NULL) {
 		const char *from = auth != NULL && auth < at ? auth + 3 : s;
-		snprintf(want, sizeof(want), "%.*s***%s", (int)(from - s), s,
-		    at);
+		snprintf(want, sizeof(want), "%.*s***%.*s", (int)(from - s), s,
+		    before - (int)(at - s), at);
 	} else
-		snprintf(want, sizeof(want), "%s", s);
+		snprintf(want, sizeof(want), "%.*s", before, s);
+	if (q != NULL)
+		want_query(q, want, sizeof(want));
 	want[bufsize - 1] = '\0';	/* url_redact truncates like snprintf */
 	check(strcmp(out, want) == 0,
-	    "url_redact shows part of the user information", s);
+	    "url_redact shows part of the user information or a query value", s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -442,12 +442,15 @@ said(const struct parse *p, int opt, const char *flag, const char *var)
 	return p->seen[opt] ? flag : var;
 }
 
-/* The scheduling options (SPEC section 15) against the rest: a verb
- * has no command to schedule; they concern the one holder of an
+/* The options of a command (-c, and the scheduling options of SPEC
+ * section 15) against the rest: a verb has no command to run; they concern the one holder of an
  * exclusive lock; --replace waits for the holders it asks to stop. */
 static int
-check_scheduling(struct config *c, struct parse *p)
+check_run_options(struct config *c, struct parse *p)
 {
+	if (c->verb != VERB_RUN && c->shell != NULL)
+		return bad(p, "-c is for the run form (redlock NAME -c STRING), "
+		    "not for '%s'", config_verbs[c->verb]);
 	if (c->verb != VERB_RUN &&
 	    (p->seen[OPT_ONCE_PER] || p->seen[OPT_RESPAWN]))
 		return bad(p, "%s is for the run form (redlock NAME COMMAND), "
@@ -516,7 +519,7 @@ settle(struct config *c, struct parse *p)
 		rc = parse_urls(c, p);
 	free(envlist);
 	if (rc == CONFIG_OK)
-		rc = check_scheduling(c, p);
+		rc = check_run_options(c, p);
 	return rc;
 }
 

@@ -564,48 +564,29 @@ url_same_server(const struct url *a, const struct url *b)
 	return 0;
 }
 
-/* Append q (a query, from its '?') to buf at o with each value
- * replaced by "***": a query may carry a password (redis-py reads
- * ?password=). */
-static void
-redact_query(const char *q, char *buf, size_t o, size_t len)
-{
-	while (*q != '\0' && o + 1 < len) {
-		size_t k = strcspn(q + 1, "=&");
-
-		o += (size_t)snprintf(buf + o, len - o, "%c%.*s%s", *q, (int)k,
-		    q + 1, q[1 + k] == '=' ? "=***" : "");
-		q += 1 + k;
-		q += strcspn(q, "&");
-	}
-	if (len > 0 && o >= len)
-		buf[len - 1] = '\0';
-}
-
 /*
  * Copy s for an error message with any user information (which may
- * hold a password) replaced by "***", and the values of its query too.
- * Whenever s holds an '@', parsed or not: a URL malformed before its
- * user information ("redis:/:pw@h", ":pw@host", "unix://:pw@/sock") is
- * masked from its start, or from after "://".
+ * hold a password) replaced by "***", whenever s holds an '@', parsed
+ * or not (a URL malformed before it, "redis:/:pw@h", ":pw@host", is
+ * masked from its start, or from after "://"); and each value of its
+ * query too, which may be a password (redis-py reads ?password=).
  */
 void
 url_redact(const char *s, char *buf, size_t len)
 {
-	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
-	const char *rest = at != NULL ? at : s, *q = strchr(rest, '?');
-	int n;
-
 	/* The last '@': a password may hold '/', '?' or '#', and hiding a
 	 * little too much is better than showing a secret. */
-	if (at == NULL)
-		n = snprintf(buf, len, "%.*s", (int)(q ? q - s : (long)strlen(s)),
-		    s);
-	else {
-		auth = auth != NULL && auth < at ? auth + 3 : s;
-		n = snprintf(buf, len, "%.*s***%.*s", (int)(auth - s), s,
-		    (int)(q ? q - at : (long)strlen(at)), at);
+	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
+	const char *rest = at ? at : s, *q = rest + strcspn(rest, "?");
+	size_t o;
+
+	auth = at == NULL ? s : auth != NULL && auth < at ? auth + 3 : s;
+	o = (size_t)snprintf(buf, len, "%.*s%s%.*s", (int)(auth - s), s,
+	    at ? "***" : "", (int)(q - (at ? at : auth)), at ? at : auth);
+	for (size_t k; *q != '\0' && o + 1 < len; q += strcspn(q, "&")) {
+		k = strcspn(q + 1, "=&");
+		o += (size_t)snprintf(buf + o, len - o, "%c%.*s%s", *q, (int)k,
+		    q + 1, q[1 + k] == '=' ? "=***" : "");
+		q += 1 + k;
 	}
-	if (q != NULL && n >= 0 && (size_t)n < len)
-		redact_query(q, buf, (size_t)n, len);
 }

@@ -99,11 +99,14 @@ proc_owner() { stat -c %u "/proc/$1/environ"; }
 	assert_output --partial 'command: by hand: migration'
 }
 
-@test "--once-per and --respawn on a verb's command line are usage errors; their variables are left alone" {
+@test "-c, --once-per and --respawn on a verb's command line are usage errors; the variables are left alone" {
 	run -64 --separate-stderr redlock acquire --once-per 1h x
 	assert_equal "${stderr_lines[0]}" "redlock: --once-per is for the run form (redlock NAME COMMAND), not for 'acquire'"
 	run -64 --separate-stderr redlock --respawn status x
 	assert_equal "${stderr_lines[0]}" "redlock: --respawn is for the run form (redlock NAME COMMAND), not for 'status'"
+	run -64 --separate-stderr redlock acquire -c 'echo ran' x
+	assert_equal "${stderr_lines[0]}" "redlock: -c is for the run form (redlock NAME -c STRING), not for 'acquire'"
+	refute_output --partial ran
 	[[ $(rcli EXISTS redlock:x) == 0 ]]
 	REDLOCK_ONCE_PER=1h REDLOCK_RESPAWN=1 run -0 redlock acquire x
 	[[ $(rcli EXISTS redlock:x) == 1 ]]
