@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# bench/lib.sh - what the benchmark scripts share (sourced by fleet.sh
-# and record.sh): stopping our own processes by pid, and redis-servers of
-# our own on free loopback ports.  The caller defines die, TMP (a
+# bench/lib.sh - what the benchmark scripts share (sourced by run.sh,
+# fleet.sh and record.sh): stopping our own processes by pid, and
+# redis-servers of our own on free loopback ports.  The caller defines die, TMP (a
 # directory for the servers' files) and the array SERVERS (every server
 # started is added to it, for the caller's cleanup to stop).
 

@@ -82,6 +82,11 @@ die() { log "$*"; exit 1; }
 TMP='' SHM=''
 SERVERS=()	# our redis-servers and etcd, stopped last
 
+# any_alive, pick_port, start_redis VAR, rcli, info, now_us; stop_pids is
+# this file's own below (it stops each pid's descendants too).
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
+
 # The given pids and all their descendants, among this script's own
 # descendants only (so a pid reused by someone else is never touched):
 # one look at the process table, by parent pid, never by name.
@@ -109,19 +114,6 @@ tree_of() {
 			} while (more)
 			for (p in want) print p
 		}'
-}
-
-# Is any of the pids still running?  A zombie is not (this machine's
-# init may take a while to reap the orphans it inherits).
-any_alive() {
-	local p st
-	for p in "$@"; do
-		st=
-		{ read -r st <"/proc/$p/stat"; } 2>/dev/null || continue
-		st=${st##*) }
-		[ "${st%% *}" = Z ] || return 0
-	done
-	return 1
 }
 
 # Stop pids and their descendants: TERM, up to 3 s, then KILL; reap.
@@ -175,12 +167,6 @@ nap() {
 	sleep "$1"
 }
 
-# Microseconds since the epoch, without forking.
-now_us() {
-	local t=$EPOCHREALTIME
-	echo $((10#${t//[.,]/}))
-}
-
 # Wait for pids, killing them after secs.  Returns the last non-zero
 # status, or 124 when the deadline was hit.
 wait_bounded() {
@@ -216,47 +202,6 @@ wait_file() {
 
 # ---------------------------------------------------------------------------
 # Servers
-
-port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# A port below the usual ephemeral range that nothing listens on.
-pick_port() {
-	local p i
-	for ((i = 0; i < 50; i++)); do
-		p=$((20000 + RANDOM % 12000))
-		port_in_use "$p" || { echo "$p"; return 0; }
-	done
-	return 1
-}
-
-# Start a redis-server of our own; sets PORT.  Extra redis options in "$@".
-start_redis() {
-	local try i p pid got
-	for ((try = 0; try < 10; try++)); do
-		p=$(pick_port) || break
-		redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no \
-		    --dir "$TMP" --logfile "$TMP/redis-$p.log" --daemonize no "$@" \
-		    </dev/null >/dev/null 2>&1 &
-		pid=$!
-		SERVERS+=("$pid")
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			got=$(redis-cli -h 127.0.0.1 -p "$p" INFO server 2>/dev/null |
-			    tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
-			if [ "$got" = "$pid" ]; then
-				PORT=$p
-				return 0
-			fi
-			# Someone else's server on that port: not ours to use.
-			[ -n "$got" ] && break
-			nap 0.05
-		done
-		stop_pids "$pid"
-	done
-	die "cannot start redis-server (see $TMP/redis-*.log)"
-}
 
 # Start an etcd of our own, data on tmpfs when there is one; sets EPORT.
 start_etcd() {
@@ -672,8 +617,8 @@ bench_f() {
 	log "F: redlock, 5 servers against 1"
 	QUORUM_URLS=(-u "redis://127.0.0.1:$RPORT")
 	for ((i = 0; i < 4; i++)); do
-		start_redis
-		QUORUM_URLS+=(-u "redis://127.0.0.1:$PORT")
+		start_redis Q
+		QUORUM_URLS+=(-u "redis://127.0.0.1:$Q_PORT")
 	done
 	# The 1-server figure is measured again here, interleaved with the
 	# 5-server one, so that the ratio compares like with like.
@@ -711,7 +656,7 @@ bench_t() {
 	command -v openssl >/dev/null || { log "T: no openssl"; return 1; }
 	tls_certs || { log "T: cannot make certificates"; return 1; }
 	TPORT=$(pick_port) || return 1
-	start_redis --tls-port "$TPORT" --tls-cert-file "$TMP/tls/srv.crt" \
+	start_redis TLS --tls-port "$TPORT" --tls-cert-file "$TMP/tls/srv.crt" \
 	    --tls-key-file "$TMP/tls/srv.key" --tls-ca-cert-file "$TMP/tls/ca.crt" \
 	    --tls-auth-clients no
 	for t in tflock redlock-tls rcli-tls; do
@@ -1031,8 +976,8 @@ if [ -n "$BASELINE" ]; then
 	TOOLS=("${TOOLS[0]}" base "${TOOLS[@]:1}")
 fi
 
-start_redis --maxclients 10000
-RPORT=$PORT
+start_redis MAIN --maxclients 10000
+RPORT=$MAIN_PORT
 EPORT=
 if [[ " ${TOOLS[*]} " == *" etcd "* ]] && ! start_etcd; then
 	MISSING[etcd]="etcd did not start; column skipped"
