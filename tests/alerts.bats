@@ -73,6 +73,25 @@ publish() {
 	assert_output --partial SUCCESS
 }
 
+# query_value EXPR: the value of the one sample of the instant query EXPR
+# (fails when there is none).
+query_value() {
+	curl -fsS --get --data-urlencode "query=$1" \
+		"http://127.0.0.1:$PROM_PORT/api/v1/query" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+sys.exit(1) if len(r) != 1 else print(r[0]["value"][1])'
+}
+
+# has_value EXPR VALUE: the instant query EXPR gives one sample, VALUE.
+has_value() { [[ $(query_value "$1") == "$2" ]]; }
+
+@test "a threshold set for one NAME by a line in the textfile directory, as the man page shows" {
+	echo 'redlock_threshold_hold_seconds{name="reindex"} 14400' >"$MDIR/thresholds.prom"
+	wait_until -t "$ALERT_WAIT" has_value 'redlock:threshold_hold_seconds{name="reindex"}' 14400
+	rm "$MDIR/thresholds.prom"
+}
+
 @test "a real Prometheus: a failed run fires RedlockJobFailed for its NAME and host; a good run resolves it" {
 	run -3 redlock --metrics-dir "$MDIR" --record backup sh -c 'exit 3'
 	run -0 redlock --metrics-dir "$MDIR" --record report true
