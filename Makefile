@@ -195,12 +195,14 @@ deb:
 package-check:
 	tests/package/run.sh
 
+# The Prometheus alerting rules go to DATADIR/redlock, where a
+# prometheus.yml names them in rule_files (redlock(1), MONITORING).
 install: redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions \
 		$(DESTDIR)$(ZSHCOMPDIR) \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/redlock
 	install -m 755 redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
 	install -m 644 completions/redlock.bash \
@@ -214,6 +216,8 @@ install: redlock
 			>$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
+	install -m 644 monitoring/redlock.rules.yml \
+		$(DESTDIR)$(DATADIR)/redlock/redlock.rules.yml
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
@@ -221,7 +225,9 @@ uninstall:
 		$(DESTDIR)$(ZSHCOMPDIR)/_redlock \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish \
 		$(DESTDIR)$(UNITDIR)/redlock-job@.service \
-		$(DESTDIR)$(UNITDIR)/redlock-job@.timer
+		$(DESTDIR)$(UNITDIR)/redlock-job@.timer \
+		$(DESTDIR)$(DATADIR)/redlock/redlock.rules.yml
+	rmdir $(DESTDIR)$(DATADIR)/redlock 2>/dev/null || true
 
 clean:
 	rm -f redlock tests/unit src/*.o

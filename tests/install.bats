@@ -13,7 +13,7 @@ setup() {
 	fi
 }
 
-@test "make install puts the binary, man page, three completions and the units under DESTDIR" {
+@test "make install puts the binary, man page, three completions, the units and the alerting rules under DESTDIR" {
 	local dest=$BATS_TEST_TMPDIR/stage
 	run -0 make -s -C "$REPO_DIR" install PREFIX=/usr DESTDIR="$dest"
 	assert [ -x "$dest/usr/bin/redlock" ]
@@ -23,14 +23,16 @@ setup() {
 	assert [ -f "$dest/usr/share/fish/vendor_completions.d/redlock.fish" ]
 	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.service" ]
 	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.timer" ]
+	cmp "$REPO_DIR/monitoring/redlock.rules.yml" "$dest/usr/share/redlock/redlock.rules.yml"
 	run -0 "$dest/usr/bin/redlock" --version
 	assert_output --regexp '^redlock [0-9]'
 	# Nothing else, and nothing outside DESTDIR/PREFIX.
 	run -0 sh -c "cd '$dest' && find . -type f | sort"
-	assert_equal "${#lines[@]}" 7
+	assert_equal "${#lines[@]}" 8
 	run -0 make -s -C "$REPO_DIR" uninstall PREFIX=/usr DESTDIR="$dest"
 	run -0 sh -c "cd '$dest' && find . -type f | wc -l"
 	assert_output 0
+	assert [ ! -e "$dest/usr/share/redlock" ]
 }
 
 @test "make install honours PREFIX" {

@@ -101,3 +101,63 @@ SH
 can_be_another_host() {
 	[[ $(as-host web-x hostname 2>/dev/null) == web-x ]]
 }
+
+# start_prometheus RULES TARGET: Debian's prometheus on a free loopback
+# port (PROM_PORT), with a configuration and storage of its own under
+# BATS_FILE_TMPDIR, scraping TARGET (host:port) and evaluating the rules
+# file RULES every second (so that a test sees a change within seconds,
+# not the minute of a real set-up); waits until it is ready.
+start_prometheus() {
+	local rules=$1 target=$2 d=$BATS_FILE_TMPDIR/prometheus attempt port
+	command -v prometheus >/dev/null ||
+		{ echo "prometheus is not installed (Debian: prometheus)" >&2; return 1; }
+	mkdir -p "$d"
+	cat >"$d/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $rules
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['$target']
+YML
+	for ((attempt = 0; attempt < 5; attempt++)); do
+		port=$(free_port)
+		rm -rf "$d/data"
+		prometheus --config.file="$d/prometheus.yml" \
+			--storage.tsdb.path="$d/data" \
+			--web.listen-address="127.0.0.1:$port" \
+			>"$d/log" 2>&1 </dev/null 3>&- &
+		echo $! >"$d/pid"
+		PROM_PORT=$port
+		if wait_until -t 30 prometheus_ready; then
+			export PROM_PORT
+			return 0
+		fi
+		stop_prometheus
+	done
+	cat "$d/log" >&2
+	return 1
+}
+
+prometheus_ready() { curl -fsS -o /dev/null "http://127.0.0.1:$PROM_PORT/-/ready" 2>/dev/null; }
+
+# stop_prometheus: the one this file started, by pid.
+stop_prometheus() {
+	local f=$BATS_FILE_TMPDIR/prometheus/pid pid
+	[[ -f $f ]] || return 0
+	pid=$(cat "$f")
+	rm -f "$f"
+	grep -q prometheus "/proc/$pid/cmdline" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null
+	wait_until -t 20 pid_dead "$pid" || kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}
+
+# prom_api PATH: GET the Prometheus HTTP API's PATH (e.g. alerts) as JSON.
+prom_api() {
+	curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/$1"
+}

@@ -18,19 +18,22 @@
 #     agree), against the binary built by the cc step
 #   - completions: zsh -n and fish -n on the zsh and fish completions
 #     (where zsh and fish are installed)
+#   - rules: promtool check rules and promtool test rules on the
+#     Prometheus alerting rules (monitoring/)
 #   - shape: no src/*.c over 600 lines, no function over 80 lines (the
 #     sizes at which a file or a function stops being read at once);
 #     src/scripts.c, generated, is left out
 #
 # Usage: tools/lint.sh [STEP...]            (default: every step)
 # Every step runs even when an earlier one failed; a step whose tool is
-# missing fails (install: cppcheck clang-tidy shellcheck mandoc lua-check).
+# missing fails (install: cppcheck clang-tidy shellcheck mandoc lua-check
+# prometheus).
 # Exits 0 when every step found nothing, 1 otherwise.
 
 set -u
 cd "$(dirname "$0")/.." || exit 70
 
-all_steps=(cc cppcheck clang-tidy shellcheck mandoc lua options completions shape)
+all_steps=(cc cppcheck clang-tidy shellcheck mandoc lua options completions rules shape)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all_steps[@]}")
 
@@ -163,6 +166,12 @@ step_completions() {
 		echo "lint: fish not installed; completions/redlock.fish not checked" >&2
 	fi
 	return "$status"
+}
+
+step_rules() {
+	need promtool || return 1
+	promtool check rules monitoring/redlock.rules.yml &&
+		promtool test rules monitoring/redlock.rules.test.yml
 }
 
 # A function starts at a line "name(" in column 0 (the style puts the

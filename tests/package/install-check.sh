@@ -91,7 +91,8 @@ grep -q '^SYSTEMD' <<<"$page" && grep -q 'run a command while holding a named lo
 for f in /usr/share/bash-completion/completions/redlock \
 	/usr/share/zsh/vendor-completions/_redlock \
 	/usr/share/fish/vendor_completions.d/redlock.fish \
-	/lib/systemd/system/redlock-job@.service /lib/systemd/system/redlock-job@.timer; do
+	/lib/systemd/system/redlock-job@.service /lib/systemd/system/redlock-job@.timer \
+	/usr/share/redlock/redlock.rules.yml; do
 	[[ -f $f ]] || bad "$f is not installed"
 done
 
