@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "log.h"
+#include "notify.h"
 #include "run.h"
 #include "sig.h"
 
@@ -87,9 +88,10 @@ asked_to_end(int ended_before, int die_by)
 	return sig_end_asked() != ended_before || die_by < 0;
 }
 
-/* The standby loop; returns the exit status as run_command() does. */
-int
-respawn_run(const struct config *c, struct lock *l, int *die_by)
+/* The standby loop; returns the exit status as run_command() does.
+ * systemd hears STOPPING=1 only here, when the standby ends. */
+static int
+rounds(const struct config *c, struct lock *l, int *die_by)
 {
 	int64_t pause = RESPAWN_BACKOFF_MS;
 
@@ -112,6 +114,7 @@ respawn_run(const struct config *c, struct lock *l, int *die_by)
 		log_info("--respawn: round %d ended with status %d after %lld ms; "
 		    "campaigning again in %lld ms", round + 1, code,
 		    (long long)(clock_ms() - start), (long long)pause);
+		notify_pausing(l, round + 1, code, pause);
 		if ((sig = back_off(pause)) != 0) {
 			*die_by = sig;
 			return EXIT_SIGNAL_BASE + sig;
@@ -119,4 +122,15 @@ respawn_run(const struct config *c, struct lock *l, int *die_by)
 		pause = pause * 2 > RESPAWN_BACKOFF_MAX_MS ?
 		    RESPAWN_BACKOFF_MAX_MS : pause * 2;
 	}
+}
+
+/* --respawn: the standby loop (rounds()); returns the exit status as
+ * run_command() does. */
+int
+respawn_run(const struct config *c, struct lock *l, int *die_by)
+{
+	int code = rounds(c, l, die_by);
+
+	notify_stopping();
+	return code;
 }

@@ -145,7 +145,9 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	/* --once-per: the release records a success (once.c). */
 	if (c->once_per > 0 && code == 0 && !r.lost)
 		l->done_period = c->once_per;
-	notify_stopping();
+	/* A standby's unit stops when the standby does (respawn.c). */
+	if (!l->standby)
+		notify_stopping();
 	if (r.held)
 		finish(&r);
 	l->done_period = 0;
