@@ -13,9 +13,11 @@
  *
  * The exit status is the last round's: a signal that arrives while the
  * command runs is forwarded to it as without --respawn, and redlock
- * ends with the command's status (dying of its signal); one that arrives
- * while redlock waits or backs off ends it with 128+N.  redlock stop
- * ends the round, not the standby: it campaigns again.
+ * ends with the command's status (dying of its signal); SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT while redlock waits or backs off ends it with 128+N,
+ * and SIGUSR1 or SIGUSR2 then is dropped (wait.c, settle()), as no
+ * command runs to take it.  redlock stop ends the round, not the
+ * standby: it campaigns again.
  */
 #include "respawn.h"
 
@@ -52,15 +54,9 @@
 static int
 settle(void)
 {
-	int sig, end = 0;
-
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	while ((sig = sig_next()) >= 0)
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
-		    sig == SIGQUIT)
-			end = sig;
-	return end;
+	return sig_drain();
 }
 
 /* Sleep ms, settling as signals and children come, or until a signal
