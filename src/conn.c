@@ -295,6 +295,57 @@ conn_open(struct conn *c, char *why, size_t whylen)
 	return pre;
 }
 
+/* How long a silent second connection must stay open for a server that
+ * closed our first one to be taken for a TLS port: a TLS server waits
+ * for the client's hello (Redis: tls-timeout, seconds), while a proxy
+ * with nothing behind it or a server turning clients away closes at
+ * once.  Paid only on that failure. */
+#define CONN_TLS_PROBE_MS 200
+
+/*
+ * A fresh plain TCP connection of c was closed by the server before it
+ * answered: is the port a TLS port?  A TLS server says nothing until
+ * the client speaks and drops a client that speaks RESP, without a byte
+ * that would tell (Redis sends no alert).  So connect again, send
+ * nothing, and see whether that connection stays open
+ * CONN_TLS_PROBE_MS.  Returns 1 if it did, else 0.
+ */
+int
+conn_tls_likely(const struct conn *c)
+{
+	const struct url *u = c->url;
+	redisContext *p = c->host[0] != '\0' ?
+	    redisConnectNonBlock(c->host, c->port) :
+	    redisConnectNonBlock(u->host, u->port);
+	int64_t until = clock_ms() + CONN_TLS_PROBE_MS, left;
+	struct pollfd pfd = { .events = POLLOUT };
+	int open = 0;
+	char b;
+
+	if (p == NULL || p->err) {
+		redisFree(p);
+		return 0;
+	}
+	pfd.fd = p->fd;
+	(void)fcntl(p->fd, F_SETFD, FD_CLOEXEC);
+	while ((left = until - clock_ms()) > 0) {
+		int rc = poll(&pfd, 1, (int)left);
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0) {
+			open = rc == 0;		/* silent until the end */
+			break;
+		}
+		if (pfd.revents & (POLLERR | POLLHUP) ||
+		    (pfd.events == POLLIN && recv(p->fd, &b, 1, 0) <= 0))
+			break;
+		pfd.events = POLLIN;	/* connected: now wait for a close */
+	}
+	redisFree(p);
+	return open;
+}
+
 /* --- the I/O seam ---------------------------------------------------------- */
 
 /*

@@ -90,6 +90,7 @@ void conn_reseat(struct conn *c, const struct url *u, const char *password);
 /* The transport under conn_exec() (exec.h): connect and queue the
  * preamble, queue a command, move bytes, step a TLS handshake.  Each
  * returns -1 with the reason in why and its kind in c->fail. */
+int conn_tls_likely(const struct conn *c);
 int conn_open(struct conn *c, char *err, size_t errlen);
 int conn_queue(struct conn *c, int argc, const char **argv,
     const size_t *len);

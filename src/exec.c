@@ -30,9 +30,12 @@ slot_fail(struct conn *c, struct conn_req *r, struct slot *s,
     enum conn_fail kind, const char *why)
 {
 	/* A TLS server drops a client that does not speak TLS without a
-	 * word, and a plain one does not answer a TLS handshake. */
+	 * word, but so does a proxy with nothing behind it: the hint only
+	 * when the port keeps a silent connection open (conn_tls_likely()).
+	 * A plain server does not answer a TLS handshake. */
 	int plain_to_tls = s->fresh && c->tls == NULL &&
-	    c->url->kind == URL_TCP && kind == CONN_FAIL_CLOSED;
+	    c->url->kind == URL_TCP && kind == CONN_FAIL_CLOSED &&
+	    conn_tls_likely(c);
 	int tls_to_plain = s->fresh && kind == CONN_FAIL_TIMEOUT &&
 	    c->handshake && !c->connecting;
 	int k = snprintf(r->err, sizeof(r->err), "%s%s: ",

@@ -17,6 +17,12 @@
  * pipe open until it is done; the on-exit hook, which runs after the
  * release, first waits for that, so that a monitor sees the start
  * before the end.  redlock waits for the on-exit runner.
+ *
+ * A signal that asks redlock to end (sig_asks_end()) while it waits for
+ * a hook ends the wait at once: redlock sends the on-exit runner SIGTERM,
+ * on which a runner kills the hook's tree and exits, and waits at most
+ * HOOKS_KILL_GRACE_MS for it; the on-start runner, detached, is left to
+ * its timeout.  The lock is released by then: a hook only reports.
  */
 #include "hooks.h"
 
@@ -152,13 +158,16 @@ kill_all(pid_t hook)
 }
 
 /*
- * Wait for every process of the hook's tree until deadline; *status is
- * the shell's.  Returns 0 when all ended in time, else -1 (they were
- * killed).  SIGCHLD is blocked (set).
+ * Wait for every process of the hook's tree until deadline or SIGTERM;
+ * *status is the shell's.  Returns 0 when all ended in time, else -1
+ * (timed out) or -2 (SIGTERM), and they were killed.  SIGCHLD and
+ * SIGTERM are blocked (set).
  */
 static int
 reap_until(pid_t hook, int64_t deadline, const sigset_t *set, int *status)
 {
+	int rc = -1;
+
 	for (;;) {
 		int st;
 		pid_t w = waitpid(-1, &st, WNOHANG);
@@ -175,12 +184,15 @@ reap_until(pid_t hook, int64_t deadline, const sigset_t *set, int *status)
 			break;
 		ts.tv_sec = (time_t)(left / 1000);
 		ts.tv_nsec = (long)(left % 1000) * 1000000L;
-		sigtimedwait(set, NULL, &ts);
+		if (sigtimedwait(set, NULL, &ts) == SIGTERM) {
+			rc = -2;
+			break;
+		}
 	}
 	kill_all(hook);
 	while (waitpid(-1, status, 0) > 0 || errno == EINTR)
 		;
-	return -1;
+	return rc;
 }
 
 /* The runner: run the hook, bounded by timeout_ms, say how it failed,
@@ -190,7 +202,7 @@ runner(const char *what, const char *cmd, char *const env[],
     int64_t timeout_ms)
 {
 	sigset_t set;
-	int status = 0;
+	int status = 0, rc;
 	pid_t hook;
 	char t[32];
 
@@ -198,6 +210,7 @@ runner(const char *what, const char *cmd, char *const env[],
 	sig_child_defaults();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if ((hook = fork()) == 0)
@@ -207,7 +220,10 @@ runner(const char *what, const char *cmd, char *const env[],
 		_exit(0);
 	}
 	duration_format(timeout_ms, t, sizeof(t));
-	if (reap_until(hook, clock_ms() + timeout_ms, &set, &status) < 0)
+	rc = reap_until(hook, clock_ms() + timeout_ms, &set, &status);
+	if (rc == -2)
+		_exit(0);	/* redlock says why (hooks_exit()) */
+	if (rc < 0)
 		log_error("the %s hook was still running after %s "
 		    "(--hook-timeout): killed it", what, t);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
@@ -274,38 +290,94 @@ hooks_start(const char *cmd, char *const env[], int64_t timeout_ms)
 	return p[0];
 }
 
-/* Wait until the on-start runner of *fd is done (its pipe's end), at
- * most timeout_ms and the runner's grace; closes *fd. */
-void
+/*
+ * Wait until the on-start runner of *fd is done (its pipe's end), at
+ * most timeout_ms and the runner's grace, or until a signal asks redlock
+ * to end; closes *fd.  Returns that signal, or 0.
+ */
+int
 hooks_wait(int *fd, int64_t timeout_ms)
 {
 	int64_t until = clock_ms() + timeout_ms + HOOKS_KILL_GRACE_MS;
-	struct pollfd pfd = { .fd = *fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = *fd, .events = POLLIN },
+		{ .fd = sig_fd(), .events = POLLIN } };
+	int end = 0;
 	char b;
 
 	if (*fd < 0)
-		return;
-	for (int64_t left; (left = until - clock_ms()) > 0;) {
-		int rc = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-		if (rc > 0 && read(*fd, &b, 1) <= 0)
+		return 0;
+	for (int64_t left; end == 0 && (left = until - clock_ms()) > 0;) {
+		int rc = poll(pfd, 2, left > 1000 ? 1000 : (int)left);
+		if (rc > 0 && (pfd[0].revents & (POLLIN | POLLHUP)) &&
+		    read(*fd, &b, 1) <= 0)
 			break;
+		if (rc > 0 && (pfd[1].revents & POLLIN))
+			end = sig_drain();
 	}
 	close(*fd);
 	*fd = -1;
+	return end;
 }
 
-/* Run the --on-exit hook cmd and wait for it (its runner bounds it by
- * timeout_ms). */
-void
-hooks_exit(const char *cmd, char *const env[], int64_t timeout_ms)
+/*
+ * Wait for the runner pid until it exits, or a signal asks redlock to
+ * end: then SIGTERM has it kill the hook's tree, and it gets
+ * HOOKS_KILL_GRACE_MS to do so before it is left behind.  Returns that
+ * signal, or 0.
+ */
+static int
+reap_or_stop(pid_t pid)
 {
-	pid_t pid = fork();
+	struct pollfd p = { .fd = sig_fd(), .events = POLLIN };
+	int64_t until = -1;
+	int end = 0;
 
-	if (pid == 0) {
+	/* A SIGCHLD on the self-pipe wakes the poll when the runner exits;
+	 * the poll is bounded all the same. */
+	while (waitpid(pid, NULL, WNOHANG) == 0) {
+		int64_t left = until < 0 ? 1000 : until - clock_ms();
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) <= 0)
+			continue;
+		if (end == 0 && (end = sig_drain()) != 0) {
+			kill(pid, SIGTERM);
+			until = clock_ms() + HOOKS_KILL_GRACE_MS;
+		} else if (end != 0)
+			(void)sig_drain();
+	}
+	return end;
+}
+
+/*
+ * Run the --on-exit hook cmd and wait for it (its runner bounds it by
+ * timeout_ms), unless a signal that asks redlock to end came first (end,
+ * or one on the self-pipe) or comes meanwhile (see the top).  Returns
+ * that signal, or 0.
+ */
+int
+hooks_exit(const char *cmd, char *const env[], int64_t timeout_ms, int end)
+{
+	pid_t pid;
+
+	if (end == 0)
+		end = sig_drain();
+	if (end != 0) {
+		log_error("the --on-exit hook was not run: signal %d asked "
+		    "redlock to end", end);
+		return end;
+	}
+	if ((pid = fork()) == 0) {
 		runner_fds(-1);
 		runner("--on-exit", cmd, env, timeout_ms);
 	}
-	if (pid < 0)
+	if (pid < 0) {
 		log_error("cannot run the --on-exit hook: %s", strerror(errno));
-	reap(pid);
+		return 0;
+	}
+	if ((end = reap_or_stop(pid)) != 0)
+		log_error("the --on-exit hook was stopped, with its tree: "
+		    "signal %d asked redlock to end", end);
+	return end;
 }

@@ -21,7 +21,8 @@ struct hook_info {
 
 char **hooks_env(const struct hook_info *h);
 int hooks_start(const char *cmd, char *const env[], int64_t timeout_ms);
-void hooks_wait(int *fd, int64_t timeout_ms);
-void hooks_exit(const char *cmd, char *const env[], int64_t timeout_ms);
+int hooks_wait(int *fd, int64_t timeout_ms);
+int hooks_exit(const char *cmd, char *const env[], int64_t timeout_ms,
+    int end);
 
 #endif

@@ -67,7 +67,9 @@ metrics(struct monitor *m, const struct metrics_event *e, int64_t patience)
 }
 
 /* Run hook cmd for event ("start" or "exit"); outcome NULL at start.
- * Returns the on-start runner's pipe, or -1. */
+ * Returns the on-start runner's pipe, or -1.  At exit, m->end_signal is
+ * the signal that asked redlock to end before the hook or while it ran
+ * (hooks_exit()), or 0. */
 static int
 hook(struct monitor *m, const char *cmd, const char *outcome, int code)
 {
@@ -91,7 +93,8 @@ hook(struct monitor *m, const char *cmd, const char *outcome, int code)
 	if (outcome == NULL)
 		fd = hooks_start(cmd, env, c->hook_timeout);
 	else
-		hooks_exit(cmd, env, c->hook_timeout);
+		m->end_signal = hooks_exit(cmd, env, c->hook_timeout,
+		    m->end_signal);
 	free(env);
 	return fd;
 }
@@ -141,7 +144,7 @@ ended(struct monitor *m, enum outcome o, int code)
 	    sizeof(err)) < 0)
 		log_error("cannot keep the run record of lock '%s': %s",
 		    c->name, err);
-	hooks_wait(&m->start_fd, c->hook_timeout);
+	m->end_signal = hooks_wait(&m->start_fd, c->hook_timeout);
 	if (c->on_exit != NULL)
 		hook(m, c->on_exit, outcome_word(o), code);
 	return code;
@@ -228,4 +231,19 @@ monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
 	};
 
 	return ended(m, outcome_of(&f), code);
+}
+
+/*
+ * The exit status of the run form, code unless a signal asked redlock
+ * to end while it waited for a hook (the lock already released): then
+ * 128+N, *die_by being that signal, as for a signal while it waits for
+ * the lock.
+ */
+int
+monitor_status(const struct monitor *m, int code, int *die_by)
+{
+	if (m->end_signal == 0)
+		return code;
+	*die_by = m->end_signal;
+	return EXIT_SIGNAL_BASE + m->end_signal;
 }

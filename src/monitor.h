@@ -18,6 +18,7 @@ struct monitor {
 	int64_t start_wall;	/* the same on the wall clock */
 	int start_fd;		/* the --on-start runner's pipe, or -1 */
 	int warned;		/* the metrics warning was given */
+	int end_signal;		/* asked redlock to end during the hooks */
 	char run_id[37];	/* pairs --on-start with --on-exit */
 };
 
@@ -29,5 +30,6 @@ int monitor_refused(struct monitor *m, enum lock_result res, int code);
 int monitor_done_before(struct monitor *m, int code);
 int monitor_end(struct monitor *m, const struct run *r, int code,
     int die_by);
+int monitor_status(const struct monitor *m, int code, int *die_by);
 
 #endif

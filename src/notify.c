@@ -5,8 +5,13 @@
  * service sends: STATUS= while it waits, naming the holder;
  * EXTEND_TIMEOUT_USEC= so that a wait is not cut short by the unit's
  * start timeout; READY=1 and the command's STATUS= once the lock is held
- * and the command started; STOPPING=1 before the release.  Without
- * NOTIFY_SOCKET every function here returns at once.
+ * and the command started; STOPPING=1 once, when redlock is about to
+ * end (before the release of its last run).  READY=1 and STOPPING=1 are
+ * the service's start and end, each sent once (sd_notify(3)): a
+ * --respawn standby's later rounds send only STATUS=, and its pause
+ * between rounds says what it waits for; STOPPING=1 between rounds would
+ * have systemd stop the unit.  Without NOTIFY_SOCKET every function here
+ * returns at once.
  *
  * The readiness systemd sees is redlock's: NOTIFY_SOCKET is taken out
  * of the environment, so the command (a Type=notify daemon, a nested
@@ -47,6 +52,7 @@ static struct {
 	struct sockaddr_un addr;
 	socklen_t addrlen;
 	int64_t extend_at, holder_at;	/* clock_ms() of the next ones */
+	int ready, stopping;		/* READY=1, STOPPING=1 were sent */
 	char status[NOTIFY_MSG_MAX];	/* the last STATUS= sent */
 } notify = { .fd = -1 };
 
@@ -169,7 +175,8 @@ notify_waiting(struct lock *l, enum lock_result res,
 	}
 }
 
-/* The lock is held and its command started: the unit is ready. */
+/* The lock is held and its command started: the unit is ready (READY=1
+ * the first time only: a standby's later rounds change the status). */
 void
 notify_running(const struct lock *l)
 {
@@ -177,17 +184,39 @@ notify_running(const struct lock *l)
 
 	if (notify.fd < 0)
 		return;
-	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=holding lock '%s'%s, "
-	    "running %s", print_escape(l->name, name, sizeof(name)),
+	snprintf(msg, sizeof(msg), "%sSTATUS=holding lock '%s'%s, "
+	    "running %s", notify.ready ? "" : "READY=1\n",
+	    print_escape(l->name, name, sizeof(name)),
 	    l->shared ? " shared" : "",
 	    print_escape(l->meta.cmd, cmd, sizeof(cmd)));
 	notify_send(msg);
+	memcpy(notify.status, msg, sizeof(msg));
+	notify.ready = 1;
 }
 
-/* The command is done: the lock is about to be released. */
+/* A --respawn round ended with status code: the standby pauses for
+ * pause_ms before it campaigns again. */
+void
+notify_pausing(const struct lock *l, int round, int code, int64_t pause_ms)
+{
+	char msg[NOTIFY_MSG_MAX], name[512];
+
+	if (notify.fd < 0)
+		return;
+	snprintf(msg, sizeof(msg), "STATUS=standby for lock '%s': round %d "
+	    "ended with status %d; campaigning again in %lld ms",
+	    print_escape(l->name, name, sizeof(name)), round, code,
+	    (long long)pause_ms);
+	notify_send(msg);
+	memcpy(notify.status, msg, sizeof(msg));
+}
+
+/* redlock is about to end, after a run that was READY=1: the unit is
+ * stopping.  Sent once. */
 void
 notify_stopping(void)
 {
-	if (notify.fd >= 0)
+	if (notify.fd >= 0 && notify.ready && !notify.stopping)
 		notify_send("STOPPING=1");
+	notify.stopping = 1;
 }

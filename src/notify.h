@@ -9,6 +9,8 @@ void notify_init(void);
 void notify_waiting(struct lock *l, enum lock_result res,
     const struct lock_outcome *o);
 void notify_running(const struct lock *l);
+void notify_pausing(const struct lock *l, int round, int code,
+    int64_t pause_ms);
 void notify_stopping(void);
 
 #endif

@@ -13,9 +13,11 @@
  *
  * The exit status is the last round's: a signal that arrives while the
  * command runs is forwarded to it as without --respawn, and redlock
- * ends with the command's status (dying of its signal); one that arrives
- * while redlock waits or backs off ends it with 128+N.  redlock stop
- * ends the round, not the standby: it campaigns again.
+ * ends with the command's status (dying of its signal); SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT while redlock waits or backs off ends it with 128+N,
+ * and SIGUSR1 or SIGUSR2 then is dropped (wait.c, settle()), as no
+ * command runs to take it.  redlock stop ends the round, not the
+ * standby: it campaigns again.
  */
 #include "respawn.h"
 
@@ -26,6 +28,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "log.h"
+#include "notify.h"
 #include "run.h"
 #include "sig.h"
 
@@ -51,15 +54,9 @@
 static int
 settle(void)
 {
-	int sig, end = 0;
-
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	while ((sig = sig_next()) >= 0)
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
-		    sig == SIGQUIT)
-			end = sig;
-	return end;
+	return sig_drain();
 }
 
 /* Sleep ms, settling as signals and children come, or until a signal
@@ -87,9 +84,10 @@ asked_to_end(int ended_before, int die_by)
 	return sig_end_asked() != ended_before || die_by < 0;
 }
 
-/* The standby loop; returns the exit status as run_command() does. */
-int
-respawn_run(const struct config *c, struct lock *l, int *die_by)
+/* The standby loop; returns the exit status as run_command() does.
+ * systemd hears STOPPING=1 only here, when the standby ends. */
+static int
+rounds(const struct config *c, struct lock *l, int *die_by)
 {
 	int64_t pause = RESPAWN_BACKOFF_MS;
 
@@ -112,6 +110,7 @@ respawn_run(const struct config *c, struct lock *l, int *die_by)
 		log_info("--respawn: round %d ended with status %d after %lld ms; "
 		    "campaigning again in %lld ms", round + 1, code,
 		    (long long)(clock_ms() - start), (long long)pause);
+		notify_pausing(l, round + 1, code, pause);
 		if ((sig = back_off(pause)) != 0) {
 			*die_by = sig;
 			return EXIT_SIGNAL_BASE + sig;
@@ -119,4 +118,15 @@ respawn_run(const struct config *c, struct lock *l, int *die_by)
 		pause = pause * 2 > RESPAWN_BACKOFF_MAX_MS ?
 		    RESPAWN_BACKOFF_MAX_MS : pause * 2;
 	}
+}
+
+/* --respawn: the standby loop (rounds()); returns the exit status as
+ * run_command() does. */
+int
+respawn_run(const struct config *c, struct lock *l, int *die_by)
+{
+	int code = rounds(c, l, die_by);
+
+	notify_stopping();
+	return code;
 }

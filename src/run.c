@@ -115,15 +115,16 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return monitor_refused(&mon, res,
-		    refused_report(c, res, &o, die_by));
+		return monitor_status(&mon, monitor_refused(&mon, res,
+		    refused_report(c, res, &o, die_by)), die_by);
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 	/* --once-per: this period had its success; the run is skipped as
 	 * one that found the lock busy. */
 	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
-		return monitor_done_before(&mon, code);
+		return monitor_status(&mon, monitor_done_before(&mon, code),
+		    die_by);
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	monitor_acquired(&mon);
 	code = spawn(c, &r);
@@ -145,11 +146,14 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	/* --once-per: the release records a success (once.c). */
 	if (c->once_per > 0 && code == 0 && !r.lost)
 		l->done_period = c->once_per;
-	notify_stopping();
+	/* A standby's unit stops when the standby does (respawn.c). */
+	if (!l->standby)
+		notify_stopping();
 	if (r.held)
 		finish(&r);
 	l->done_period = 0;
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);
-	return monitor_end(&mon, &r, code, *die_by);
+	return monitor_status(&mon, monitor_end(&mon, &r, code, *die_by),
+	    die_by);
 }

@@ -20,6 +20,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "log.h"
+
 static int pipe_fd[2] = { -1, -1 };
 
 /* Standard descriptors that were closed when we started (bit fd). */
@@ -148,9 +150,54 @@ sig_next(void)
 
 	if (read(pipe_fd[0], &b, 1) != 1)
 		return -1;
-	if (b == SIGINT || b == SIGTERM || b == SIGHUP || b == SIGQUIT)
+	if (sig_asks_end(b))
 		end_asked = b;
 	return b;
+}
+
+/* Does sig ask redlock to end, when no command runs to take it: SIGINT,
+ * SIGTERM, SIGHUP or SIGQUIT? */
+int
+sig_asks_end(int sig)
+{
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
+	    sig == SIGQUIT;
+}
+
+/*
+ * Read the self-pipe dry while no command runs to take what it holds
+ * (a --respawn standby waiting or pausing).  Returns the last signal
+ * that asks redlock to end, or 0; the others (SIGUSR1, SIGUSR2, said
+ * under -v; SIGCHLD, SIG_EVENT) are dropped.
+ */
+int
+sig_drain(void)
+{
+	int sig, end = 0;
+
+	while ((sig = sig_next()) >= 0)
+		if (sig_asks_end(sig))
+			end = sig;
+		else if (sig == SIGUSR1 || sig == SIGUSR2)
+			log_info("signal %d ignored: no command runs to take it",
+			    sig);
+	return end;
+}
+
+/* sig_drain(), for a standby whose wait a byte there interrupted: the
+ * signal that asks redlock to end is written back to the pipe, for
+ * whoever reports it (refused.c).  Returns it, or 0. */
+int
+sig_keep_end(void)
+{
+	int end = sig_drain();
+
+	if (end != 0) {
+		unsigned char b = (unsigned char)end;
+
+		(void)!write(pipe_fd[1], &b, 1);
+	}
+	return end;
 }
 
 /* The last signal read by sig_next() that asks redlock to end (SIGINT,

@@ -25,6 +25,7 @@
 #include "notify.h"
 #include "quorum.h"
 #include "replace.h"
+#include "sig.h"
 
 /* The longest sleep between attempts while the lock is busy: the delay
  * before a release by a foreign client (redis-py, ...), which pushes no
@@ -393,15 +394,25 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	/* A first attempt under -n still gets its full time. */
 	l->deadline = wait > 0 ? w.until : -1;
 	res = lock_try(l, &w.waiter, 0, o, intr_fd);
-	while (!stop) {
+	for (;;) {
 		int64_t ms;
 
-		if (first ? final_first(res, o, wait, clock_ms() - w.start) :
-		    final_later(res))
+		/* A --respawn standby ends only on a signal that asks it to
+		 * (sig_keep_end()); it tries again after any other. */
+		if (res == LOCK_INTERRUPTED && l->standby &&
+		    sig_keep_end() == 0) {
+			stop = 0;
+			res = lock_try(l, &w.waiter, 0, o, intr_fd);
+			continue;
+		}
+		if (stop || (first ? final_first(res, o, wait,
+		    clock_ms() - w.start) : final_later(res)))
 			break;
 		first = 0;
 		ms = res == LOCK_BUSY ? pause_busy(l, &w, o, intr_fd, &res) :
 		    pause_failed(l, &w, &res);
+		if (ms < 0 && res == LOCK_INTERRUPTED)
+			continue;
 		if (ms < 0)
 			break;
 		notify_waiting(l, res, o);

@@ -207,3 +207,55 @@ assert_requests() {
 	grep -qx REDLOCK_OUTCOME=ok "$d/exit.env"
 	[[ $(cat "$d/inner.tok") =~ $UUID_RE ]]
 }
+
+# signal_during_exit_hook SIG STATUS [OPTION...]: SIG sent to redlock while
+# its on-exit hook runs (a 30 s hook timeout, so nothing waits it out)
+# stops the hook's whole tree at once and redlock exits STATUS; the lock
+# was released before the hook.
+signal_during_exit_hook() {
+	local d=$BATS_TEST_TMPDIR sig=$1 want=$2 t0 t1
+	shift 2
+	bg_start r "$RL" --hook-timeout 30s "$@" \
+		--on-exit "sleep 60 & echo \$! >'$d/bg'; echo \$\$ >'$d/sh'; wait" job true
+	wait_for_file "$d/sh" 10
+	t0=$(now_ms)
+	kill "-$sig" "$(bg_pid r)"
+	bg_wait r 10
+	t1=$(now_ms)
+	assert_equal "$BG_STATUS" "$want"
+	# A generous bound, far below the hook's 30 s: the hook was not waited out.
+	(( t1 - t0 < $(scale_ms 5000) )) || fail "took $((t1 - t0)) ms"
+	wait_until -t 5 pid_dead "$(cat "$d/bg")"
+	wait_until -t 5 pid_dead "$(cat "$d/sh")"
+	assert key_absent redlock:job
+	run grep -c "redlock: the --on-exit hook was stopped, with its tree: signal" "$d/r.err"
+	assert_output 1
+}
+
+@test "SIGTERM during the on-exit hook stops the hook with its tree and exits 143" {
+	signal_during_exit_hook TERM 143
+}
+
+@test "SIGINT during the on-exit hook stops the hook with its tree and exits 130" {
+	signal_during_exit_hook INT 130
+}
+
+@test "SIGTERM during a --respawn round's on-exit hook ends the standby with 143" {
+	signal_during_exit_hook TERM 143 --respawn
+}
+
+@test "SIGTERM while redlock waits for the on-start hook to end exits 143 at once and runs no on-exit hook" {
+	local d=$BATS_TEST_TMPDIR t0 t1
+	bg_start r "$RL" --hook-timeout 30s --on-start "echo \$\$ >'$d/sh'; exec sleep 60" \
+		--on-exit "touch '$d/exit-ran'" job true
+	wait_for_file "$d/sh" 10
+	wait_for_no_key redlock:job 10
+	t0=$(now_ms)
+	kill -TERM "$(bg_pid r)"
+	bg_wait r 10
+	t1=$(now_ms)
+	assert_equal "$BG_STATUS" 143
+	(( t1 - t0 < $(scale_ms 5000) )) || fail "took $((t1 - t0)) ms"
+	assert [ ! -e "$d/exit-ran" ]
+	assert_equal "$(cat "$d/r.err")" "redlock: the --on-exit hook was not run: signal 15 asked redlock to end"
+}

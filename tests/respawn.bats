@@ -177,6 +177,25 @@ _starts() { (($(wc -l <"$BATS_TEST_TMPDIR/starts" 2>/dev/null || echo 0) >= $1))
 }
 _standbys_job() { [[ $(redlock status job) == *'(1 standby)'* ]]; }
 
+@test "a waiting standby goes on waiting after SIGUSR1 and SIGUSR2, as in its pause; SIGTERM still ends it" {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h job
+	bg_start w "$RL" --respawn -v job /bin/sh -c 'echo run >>"$1/runs"; exec sleep 600' sh "$d"
+	wait_until -t 5 _standbys_job
+	kill -USR1 "$(bg_pid w)"
+	wait_until -t 5 _ignored w 10
+	kill -USR2 "$(bg_pid w)"
+	wait_until -t 5 _ignored w 12
+	assert pid_alive "$(bg_pid w)"
+	# Still a standby: it takes the lock when the holder lets go.
+	release_lock h
+	wait_until -t 10 _runs 1
+	kill -TERM "$(bg_pid w)"
+	bg_wait w 10
+	assert_equal "$BG_STATUS" 143
+}
+_ignored() { grep -q "signal $2 ignored: no command runs to take it" "$BATS_TEST_TMPDIR/$1.err"; }
+
 @test "redlock stop ends the leader's run, not the standby: it campaigns again; REDLOCK_RESPAWN=1 is --respawn" {
 	local d=$BATS_TEST_TMPDIR
 	REDLOCK_RESPAWN=1 bg_start l "$RL" -t 3s job /bin/sh -c 'echo run >>"$1/runs"; exec sleep 600' sh "$d"
@@ -185,7 +204,7 @@ _standbys_job() { [[ $(redlock status job) == *'(1 standby)'* ]]; }
 	wait_until -t 10 _runs 2
 	assert pid_alive "$(bg_pid l)"
 }
-_runs() { (($(wc -l <"$BATS_TEST_TMPDIR/runs") >= $1)); }
+_runs() { (($({ wc -l <"$BATS_TEST_TMPDIR/runs"; } 2>/dev/null || echo 0) >= $1)); }
 
 @test "a leader that loses its lock three times comes back after 1 s each time: a lost lease does not double the back-off" {
 	local d=$BATS_TEST_TMPDIR r

@@ -118,6 +118,32 @@ notes_of() {
 	assert_line -n 3 "STATUS=holding lock 'a\\x0ab', running true"
 }
 
+@test "--respawn is READY once and STOPPING once, when it ends; between rounds STATUS says what it waits for" {
+	start_listener
+	local d=$BATS_TEST_TMPDIR
+	bg_start r env NOTIFY_SOCKET="$SOCK" "$RL" --respawn name \
+		/bin/sh -c 'echo run >>"$1/runs"' sh "$d"
+	# Two rounds and the pause after the second (1 s, then 2 s): five
+	# lines, as below.
+	wait_until -t 10 _runs 2
+	wait_until -t 10 _notes_at_least 5
+	kill -TERM "$(bg_pid r)"
+	bg_wait r 10
+	assert_equal "$BG_STATUS" 143
+	run -0 notes
+	assert_equal "$(grep -c '^READY=1$' <<<"$output")" 1
+	assert_equal "$(grep -c '^STOPPING=1$' <<<"$output")" 1
+	assert_line -n 0 READY=1
+	assert_line -n 1 "STATUS=holding lock 'name', running /bin/sh"
+	assert_line -n 2 "STATUS=standby for lock 'name': round 1 ended with status 0; campaigning again in 1000 ms"
+	assert_line -n 3 "STATUS=holding lock 'name', running /bin/sh"
+	assert_line -n 4 "STATUS=standby for lock 'name': round 2 ended with status 0; campaigning again in 2000 ms"
+	assert_line -n 5 STOPPING=1
+	assert_equal "${#lines[@]}" 6
+}
+_runs() { (($({ wc -l <"$BATS_TEST_TMPDIR/runs"; } 2>/dev/null || echo 0) >= $1)); }
+_notes_at_least() { (($(wc -l <"$NOTES") >= $1)); }
+
 @test "an address that is not a unix socket's is ignored and the command runs" {
 	run -0 --separate-stderr env NOTIFY_SOCKET=vsock:2:1234 "$RL" -v name \
 		sh -c 'echo "${NOTIFY_SOCKET-unset}"'

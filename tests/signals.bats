@@ -154,3 +154,7 @@ signal_waiter() {
 @test "SIGHUP while waiting for a held lock exits 129 and leaves nothing in Redis" {
 	signal_waiter HUP 129
 }
+
+@test "SIGUSR1 while waiting (no --respawn) exits 138 and leaves nothing in Redis, as the man page says of any signal then" {
+	signal_waiter USR1 138
+}

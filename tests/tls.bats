@@ -250,6 +250,18 @@ for _ in range(200):
 	assert_one_line_naming "127.0.0.1:$(tls_port tls)" 'TLS'
 }
 
+@test "a plain connection that a proxy with nothing behind it closes gets no TLS hint" {
+	local d=$BATS_TEST_TMPDIR
+	# proxy.py accepts, fails to reach its upstream (no such socket) and
+	# closes each connection at once.
+	bg_start proxy /usr/bin/python3 "$TESTS_DIR/proxy.py" "$d/nothing.sock" \
+		"$d/proxy.port" "$d/proxy.control" "$d/proxy.status"
+	wait_for_file "$d/proxy.port" 10
+	run -69 --separate-stderr redlock -u "redis://127.0.0.1:$(cat "$d/proxy.port")" job true
+	assert_one_line_naming "127.0.0.1:$(cat "$d/proxy.port")" ''
+	refute_regex "$stderr" 'TLS'
+}
+
 # --- the lock over TLS ---------------------------------------------------------------
 
 @test "renewal over TLS keeps a short lock for a longer command" {
