@@ -215,10 +215,12 @@ monitor_done_before(struct monitor *m, int code)
 	return ended(m, OUTCOME_BUSY, code);
 }
 
-/* The command is done and the lock released (r, code and die_by as
- * run_command() has them).  Returns code. */
-int
-monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+/* The outcome of a run whose command is done (r, code and die_by as
+ * run_command() has them): the one word that the metrics, the record,
+ * the hooks and --once-per go by, so that only ok is a success. */
+enum outcome
+monitor_outcome(const struct monitor *m, const struct run *r, int code,
+    int die_by)
 {
 	struct outcome_facts f = {
 		.acquired = 1, .spawned = m->started > 0, .lost = r->lost,
@@ -227,5 +229,13 @@ monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
 		.code = code,
 	};
 
-	return ended(m, outcome_of(&f), code);
+	return outcome_of(&f);
+}
+
+/* The command is done and the lock released (r, code and die_by as
+ * run_command() has them).  Returns code. */
+int
+monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+{
+	return ended(m, monitor_outcome(m, r, code, die_by), code);
 }

@@ -142,9 +142,18 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 			*die_by = -*die_by;
 	}
 	supervise_end(&r);
-	/* --once-per: the release records a success (once.c). */
-	if (c->once_per > 0 && code == 0 && !r.lost)
-		l->done_period = c->once_per;
+	/* --once-per: a success (ok, not a command that exited 0 after
+	 * redlock stop or --replace asked it to) closes the period in which
+	 * the lock was got; the release records it, or for a re-entrant run,
+	 * whose release is its enclosing redlock's, a script of its own
+	 * (once.c). */
+	if (c->once_per > 0 &&
+	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK) {
+		if (r.held)
+			l->done_period = c->once_per;
+		else
+			once_mark(c, l);
+	}
 	notify_stopping();
 	if (r.held)
 		finish(&r);
