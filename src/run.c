@@ -27,6 +27,21 @@
 #include "refused.h"
 #include "wait.h"
 
+/* What a release that reached ok servers, fewer than a quorum, did for
+ * --once-per: the servers it reached recorded the success, and any one
+ * of them is enough for a later run to skip (once.c), so a success that
+ * reached one closes its period: at most one a period, whatever else
+ * the release missed. */
+static const char *
+once_words(const struct lock *l, int ok)
+{
+	if (l->done_period <= 0)
+		return "";
+	return ok > 0 ? "; the run's success was recorded: this period of "
+	    "--once-per is closed" : "; the run's success was not recorded: "
+	    "this period of --once-per stays open";
+}
+
 /*
  * Release the lock as soon as the command is done, so that a waiter
  * gets it at once; with --min-hold leave it to expire later instead.
@@ -55,8 +70,8 @@ finish(const struct run *r)
 	ok = lock_release(l, l->token, keep > 0 ? keep : 0, r->lost, &others,
 	    &o);
 	if (ok < l->quorum && !r->lost)
-		log_error("could not release lock '%s'%s%s", c->name,
-		    o.err[0] ? ": " : "", o.err);
+		log_error("could not release lock '%s'%s%s%s", c->name,
+		    o.err[0] ? ": " : "", o.err, once_words(l, ok));
 	else
 		log_info("released lock '%s'", c->name);
 }
