@@ -131,7 +131,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return monitor_refused(&mon, res,
-		    refused_report(c, res, &o, die_by));
+		    refused_report(c, l, res, &o, die_by));
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");

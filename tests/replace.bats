@@ -227,3 +227,13 @@ claim_left() {
 	assert_line --partial "last run: stopped"
 	assert_line "last ok:  none recorded"
 }
+
+@test "a free lock held back by a --replace claim is called so by -n, as status calls it, not held by someone else" {
+	rcli SET redlock:job foreign PX 20000 >/dev/null
+	run -1 redlock -q --replace -w 1 job true
+	rcli DEL redlock:job >/dev/null
+	# (Within the claim's 2 s: a run and its look at the servers take
+	# milliseconds.)
+	run -1 --separate-stderr redlock -n job true
+	assert_regex "$stderr" "^redlock: lock 'job' is free, claimed by a --replace \([0-9.]+m?s left\)$"
+}
