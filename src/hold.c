@@ -257,6 +257,8 @@ token_args(const struct lock *l, enum script s, const char *token,
 	case SCRIPT_RELEASE_DONE:
 		args_put_str(a, ARG_RELEASE_DONE_TOKEN, token);
 		args_put_num(a, ARG_RELEASE_DONE_PERIOD, l->done_period);
+		args_put_num(a, ARG_RELEASE_DONE_AGE,
+		    clock_ms() - l->done_since);
 		if (arg > 0)
 			args_put_num(a, ARG_RELEASE_DONE_KEEP_MS, arg);
 		break;

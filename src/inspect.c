@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "hold.h"
+#include "print.h"
 #include "lease.h"
 #include "quorum.h"
 #include "scripts.h"
@@ -253,4 +254,51 @@ inspect_sched(const struct lock *l, const struct lock_view *v)
 			s.claim_ms = t->claim_ms;
 	}
 	return s;
+}
+
+/*
+ * Why a free lock is held back (SPEC section 15), in the words status
+ * uses: "free, lock-delay until T (N left)" (T on the server's clock) or
+ * "free, claimed by a --replace (N left)", into buf; "" when s holds
+ * nothing back.  Returns buf.
+ */
+const char *
+inspect_hold_words(const struct lock_sched *s, char *buf, size_t len)
+{
+	char until[32], left[32];
+
+	buf[0] = '\0';
+	if (s->delay_ms > 0) {
+		print_time(s->now_ms + s->delay_ms, until, sizeof(until));
+		duration_format(s->delay_ms, left, sizeof(left));
+		snprintf(buf, len, "free, lock-delay until %s (%s left)", until,
+		    left);
+	} else if (s->claim_ms > 0) {
+		duration_format(s->claim_ms, left, sizeof(left));
+		snprintf(buf, len, "free, claimed by a --replace (%s left)",
+		    left);
+	}
+	return buf;
+}
+
+/*
+ * Is l free but held back?  Asks the servers, as status does, and puts
+ * why in buf (inspect_hold_words()).  Returns 1 with the words, 0 when
+ * the lock is held, the servers name no lock-delay or claim (a
+ * failover's hold, or one that ended since) or too few answer.  For a
+ * refusal that found no holder, or an alert that finds NAME free.
+ */
+int
+inspect_held_back(struct lock *l, char *buf, size_t len)
+{
+	struct lock_view v[l->n];
+	struct lock_outcome io = { 0 };
+	struct lock_sched s = { 0 };
+
+	buf[0] = '\0';
+	if (inspect_lock(l, v, 0, &io) >= l->quorum &&
+	    inspect_agreed(l, v) == NULL)
+		s = inspect_sched(l, v);
+	inspect_views_free(v, l->n);
+	return inspect_hold_words(&s, buf, len)[0] != '\0';
 }

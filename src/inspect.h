@@ -36,5 +36,8 @@ const struct lock_view *inspect_agreed(const struct lock *l,
     const struct lock_view *v);
 struct lock_sched inspect_sched(const struct lock *l,
     const struct lock_view *v);
+const char *inspect_hold_words(const struct lock_sched *s, char *buf,
+    size_t len);
+int inspect_held_back(struct lock *l, char *buf, size_t len);
 
 #endif

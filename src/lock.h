@@ -56,6 +56,9 @@ struct lock {
 	int standby;		/* --respawn: our waiter ids say so */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */
+	int64_t done_since;	/* clock_ms() when --once-per found the
+				 * period open: the success is that
+				 * period's (once.c) */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
 	char token[LOCK_TOKEN_LEN + 1];
 	long long fence;

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "hooks.h"
+#include "inspect.h"
 #include "log.h"
 #include "metrics.h"
 #include "outcome.h"
@@ -151,16 +152,20 @@ ended(struct monitor *m, enum outcome o, int code)
 }
 
 /* --skip-alert: the alert, naming who holds NAME (h): the exclusive
- * holder, or the earliest of the shared ones. */
+ * holder, or the earliest of the shared ones; for a free NAME, what
+ * holds it back, as status says it (a lock-delay, a --replace claim). */
 static void
-skip_alert(const struct config *c, long long n, const struct record_holder *h)
+skip_alert(const struct config *c, struct lock *l, long long n,
+    const struct record_holder *h)
 {
 	char user[128], host[512], since[32], ago[32], others[64] = "";
+	char why[128];
 
 	if (h->state != 1 && (h->state != 3 || h->start_ms == 0)) {
 		log_alert("lock '%s' was busy %lld times in a row (%s)", c->name,
 		    n, h->state == 3 ? "held shared" : h->state == 2 ?
-		    "held by another client" : "free now");
+		    "held by another client" :
+		    inspect_held_back(l, why, sizeof(why)) ? why : "free now");
 		return;
 	}
 	if (h->state == 3 && h->count > 1)
@@ -198,7 +203,7 @@ monitor_refused(struct monitor *m, enum lock_result res, int code)
 			log_error("cannot keep the run record of lock '%s': %s",
 			    c->name, err);
 		else if (c->skip_alert > 0 && n >= c->skip_alert) {
-			skip_alert(c, n, &h);
+			skip_alert(c, m->lock, n, &h);
 			code = EXIT_NOT_HELD;
 		}
 	}
@@ -218,10 +223,12 @@ monitor_done_before(struct monitor *m, int code)
 	return ended(m, OUTCOME_BUSY, code);
 }
 
-/* The command is done and the lock released (r, code and die_by as
- * run_command() has them).  Returns code. */
-int
-monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+/* The outcome of a run whose command is done (r, code and die_by as
+ * run_command() has them): the one word that the metrics, the record,
+ * the hooks and --once-per go by, so that only ok is a success. */
+enum outcome
+monitor_outcome(const struct monitor *m, const struct run *r, int code,
+    int die_by)
 {
 	struct outcome_facts f = {
 		.acquired = 1, .spawned = m->started > 0, .lost = r->lost,
@@ -230,7 +237,15 @@ monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
 		.code = code,
 	};
 
-	return ended(m, outcome_of(&f), code);
+	return outcome_of(&f);
+}
+
+/* The command is done and the lock released (r, code and die_by as
+ * run_command() has them).  Returns code. */
+int
+monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+{
+	return ended(m, monitor_outcome(m, r, code, die_by), code);
 }
 
 /*

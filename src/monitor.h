@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "lock.h"
+#include "outcome.h"
 #include "supervise.h"
 
 struct monitor {
@@ -28,6 +29,8 @@ void monitor_acquired(struct monitor *m);
 void monitor_started(struct monitor *m, int code);
 int monitor_refused(struct monitor *m, enum lock_result res, int code);
 int monitor_done_before(struct monitor *m, int code);
+enum outcome monitor_outcome(const struct monitor *m, const struct run *r,
+    int code, int die_by);
 int monitor_end(struct monitor *m, const struct run *r, int code,
     int die_by);
 int monitor_status(const struct monitor *m, int code, int *die_by);

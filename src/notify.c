@@ -109,21 +109,29 @@ holder_words(const struct lock_meta *m, char *buf, size_t len)
 }
 
 /* Who holds l, as the servers say (as `redlock status` asks them), in a
- * few words for the unit's status (len at least 128); "" when they do
- * not agree on one. */
+ * few words for the unit's status (len at least 128); for a free lock
+ * held back, what holds it back, in status's words; "" when they do
+ * not agree on a holder and hold nothing back. */
 static void
 holder_status(struct lock *l, char *buf, size_t len)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
 	const struct lock_view *h = NULL, *first;
+	char why[128] = "";
 	int n = 0;
 
-	if (inspect_lock(l, v, 0, &o) >= l->quorum)
-		h = inspect_agreed(l, v);
+	if (inspect_lock(l, v, 0, &o) >= l->quorum &&
+	    (h = inspect_agreed(l, v)) == NULL) {
+		struct lock_sched s = inspect_sched(l, v);
+
+		inspect_hold_words(&s, why, sizeof(why));
+	}
 	first = h != NULL && h->shared && h->nholders > 0 ? &h->holders[0] : h;
 	buf[0] = '\0';
-	if (h != NULL && h->shared)
+	if (why[0] != '\0')
+		snprintf(buf, len, ": %s", why);
+	else if (h != NULL && h->shared)
 		n = snprintf(buf, len, ": held shared by %d holder%s%s",
 		    h->nholders, h->nholders == 1 ? "" : "s",
 		    first != h && first->has_meta ? ", first" : "");

@@ -1,11 +1,17 @@
 /*
  * once.c - --once-per PERIOD (SPEC section 15): at most one successful
- * run of NAME per period of the server's clock.  The release after a
- * successful run records the server's time (src/lua/release_done.lua);
- * a run that gets the lock first asks whether that time falls in the
- * current period (src/lua/once.lua), and if so gives the lock back and skips
- * its command.  Periods are aligned to the epoch of the server's clock,
- * so every host agrees on them whatever its own clock says.
+ * run of NAME per period of the server's clock.  A run that gets the
+ * lock first asks whether NAME's last success falls in the current
+ * period (src/lua/once.lua), and if so gives the lock back and skips its
+ * command.  The release after a successful run records it
+ * (src/lua/release_done.lua) for the period in which the run got the
+ * lock, however long the command ran: the client says how long ago it
+ * found the period open, on its monotonic clock, and each server takes
+ * that from its own clock (src/lua/lib/done_mark.lua).  A re-entrant
+ * run, whose lock is its enclosing redlock's to release, records its
+ * success without releasing (src/lua/once_mark.lua).  Periods are
+ * aligned to the epoch of the server's clock, so every host agrees on
+ * them whatever its own clock says.
  *
  * Quorum: the mark is written on every server the release reaches, a
  * majority for a release that counts; any later majority shares a
@@ -74,6 +80,10 @@ once_skip(const struct config *c, struct lock *l, int held)
 	char t[32], m[160 + CONFIG_NAME_MAX];
 	int done = once_done(l, c->once_per, &when, &o), others;
 
+	/* The answer came after the server looked: a success recorded as
+	 * this long ago is never in an earlier period than the one found
+	 * open. */
+	l->done_since = clock_ms();
 	if (done == 0)
 		return -1;
 	if (held)
@@ -83,8 +93,40 @@ once_skip(const struct config *c, struct lock *l, int held)
 		return EXIT_UNAVAILABLE;
 	}
 	print_time(when, t, sizeof(t));
-	snprintf(m, sizeof(m), "lock '%s': already run successfully at %s, "
-	    "in this period of --once-per; skipping the command", c->name, t);
+	snprintf(m, sizeof(m), "lock '%s': already run successfully in this "
+	    "period of --once-per (by the run that got the lock at %s); "
+	    "skipping the command", c->name, t);
 	log_info("%s", m);
 	return c->conflict_exit;
+}
+
+/*
+ * A re-entrant run (its enclosing redlock holds the lock, l->token)
+ * succeeded: record it for the period once_skip() found open, as the
+ * release of a run of its own would.  Returns how many servers recorded
+ * it; fewer than a quorum is said on stderr (the period may stay open).
+ */
+int
+once_mark(const struct config *c, struct lock *l)
+{
+	struct conn_req r[l->n];
+	struct lock_outcome o = { 0 };
+	struct args a;
+	int ok = 0;
+
+	args_script(&a, SCRIPT_ONCE_MARK, &l->k);
+	args_put_str(&a, ARG_ONCE_MARK_TOKEN, l->token);
+	args_put_num(&a, ARG_ONCE_MARK_PERIOD, c->once_per);
+	args_put_num(&a, ARG_ONCE_MARK_AGE, clock_ms() - l->done_since);
+	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, &o);
+	for (int i = 0; i < l->n; i++)
+		ok += r[i].reply != NULL &&
+		    r[i].reply->type == REDIS_REPLY_INTEGER &&
+		    r[i].reply->integer == TOKEN_DONE;
+	conn_req_clear(r, l->n);
+	if (ok < l->quorum)
+		log_error("could not record the success of lock '%s' for "
+		    "--once-per%s%s: this period stays open", c->name,
+		    o.err[0] ? ": " : "", o.err);
+	return ok;
 }

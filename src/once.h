@@ -6,5 +6,6 @@
 #include "lock.h"
 
 int once_skip(const struct config *c, struct lock *l, int held);
+int once_mark(const struct config *c, struct lock *l);
 
 #endif

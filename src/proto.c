@@ -46,10 +46,11 @@
  *                   lib/unmark.lua), a shared holder's hmeta gets TOKEN:stop
  *   base "\0stopped" a list a stopped holder pushes to once released,
  *                   which redlock stop blocks on
- *   base "\0done"   --once-per: the server's ms of NAME's last success,
- *                   written by the release after a successful run and
- *                   living until the end of that period
- *                   (src/lua/release_done.lua)
+ *   base "\0done"   --once-per: the server's ms at which NAME's last
+ *                   successful run got the lock, written by the release
+ *                   after that run (or by a re-entrant run's
+ *                   src/lua/once_mark.lua) and living until the end of
+ *                   that period (src/lua/lib/done_mark.lua)
  * where base puts them in K's Redis Cluster hash slot, for every NAME
  * (see aux_key()), so that every script runs on one node.  An
  * argv string cannot hold a NUL byte, so no NAME can collide with them.
@@ -106,8 +107,9 @@
 static const char *const scripts[SCRIPT_COUNT] = {
 	lua_acquire, lua_acquire_any, lua_renew, lua_renew, lua_release,
 	lua_bump, lua_inspect, lua_sh_acquire, lua_sh_renew, lua_sh_release,
-	lua_stop, lua_notify, lua_release_done, lua_once, lua_renew_record,
-	lua_sh_renew_set, lua_sh_renew_mark, lua_sh_renew_meta
+	lua_stop, lua_notify, lua_release_done, lua_once, lua_once_mark,
+	lua_renew_record, lua_sh_renew_set, lua_sh_renew_mark,
+	lua_sh_renew_meta
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -301,6 +303,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_NOTIFY] = SCRIPT_KEYS_NOTIFY,
 		[SCRIPT_RELEASE_DONE] = SCRIPT_KEYS_RELEASE_DONE,
 		[SCRIPT_ONCE] = SCRIPT_KEYS_ONCE,
+		[SCRIPT_ONCE_MARK] = SCRIPT_KEYS_ONCE_MARK,
 		[SCRIPT_RENEW_RECORD] = SCRIPT_KEYS_RENEW_RECORD,
 		[SCRIPT_SH_RENEW_SET] = SCRIPT_KEYS_SH_RENEW_SET,
 		[SCRIPT_SH_RENEW_MARK] = SCRIPT_KEYS_SH_RENEW_MARK,

@@ -24,6 +24,7 @@ enum script {
 	SCRIPT_RELEASE, SCRIPT_BUMP,
 	SCRIPT_INSPECT, SCRIPT_SH_ACQUIRE, SCRIPT_SH_RENEW, SCRIPT_SH_RELEASE,
 	SCRIPT_STOP, SCRIPT_NOTIFY, SCRIPT_RELEASE_DONE, SCRIPT_ONCE,
+	SCRIPT_ONCE_MARK,
 	/* A renewal key by key while a Redis Cluster migrates the slot
 	 * (hold.c): the exclusive holder's record, the shared holders'
 	 * set, K held shared, their metadata. */

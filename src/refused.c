@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "exit.h"
+#include "inspect.h"
 #include "log.h"
 #include "sig.h"
 
@@ -35,15 +36,17 @@ refused_conflict(const struct config *c, const char *msg)
 }
 
 /*
- * Report why the lock was not obtained and return the exit status for
+ * Report why the lock l was not obtained and return the exit status for
  * it; interrupted by a signal, *die_by is that signal (nothing is left
- * in Redis then).
+ * in Redis then).  A lock that was free but held back is called what
+ * status calls it (a lost holder's lock-delay, a --replace's claim),
+ * not held by someone else.
  */
 int
-refused_report(const struct config *c, enum lock_result res,
-    const struct lock_outcome *o, int *die_by)
+refused_report(const struct config *c, struct lock *l,
+    enum lock_result res, const struct lock_outcome *o, int *die_by)
 {
-	char m[64 + CONFIG_NAME_MAX];
+	char m[256 + CONFIG_NAME_MAX], why[128];
 
 	switch (res) {
 	case LOCK_INTERRUPTED:
@@ -57,7 +60,13 @@ refused_report(const struct config *c, enum lock_result res,
 		    "an exclusive request would wait for itself", c->name);
 		return c->conflict_exit;
 	case LOCK_BUSY:
-		if (c->wait == 0)
+		/* Only held back (no holder's TTL among the answers): say
+		 * by what. */
+		if (o->hold_ms > 0 && o->busy_pttl < 0 &&
+		    inspect_held_back(l, why, sizeof(why)))
+			snprintf(m, sizeof(m), c->wait == 0 ? "lock '%s' is %s" :
+			    "timed out waiting for lock '%s' (%s)", c->name, why);
+		else if (c->wait == 0)
 			snprintf(m, sizeof(m), "lock '%s' is held by someone "
 			    "else", c->name);
 		else

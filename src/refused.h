@@ -5,8 +5,8 @@
 #include "config.h"
 #include "lock.h"
 
-int refused_report(const struct config *c, enum lock_result res,
-    const struct lock_outcome *o, int *die_by);
+int refused_report(const struct config *c, struct lock *l,
+    enum lock_result res, const struct lock_outcome *o, int *die_by);
 void refused_conflict(const struct config *c, const char *msg);
 
 #endif

@@ -27,6 +27,21 @@
 #include "refused.h"
 #include "wait.h"
 
+/* What a release that reached ok servers, fewer than a quorum, did for
+ * --once-per: the servers it reached recorded the success, and any one
+ * of them is enough for a later run to skip (once.c), so a success that
+ * reached one closes its period: at most one a period, whatever else
+ * the release missed. */
+static const char *
+once_words(const struct lock *l, int ok)
+{
+	if (l->done_period <= 0)
+		return "";
+	return ok > 0 ? "; the run's success was recorded: this period of "
+	    "--once-per is closed" : "; the run's success was not recorded: "
+	    "this period of --once-per stays open";
+}
+
 /*
  * Release the lock as soon as the command is done, so that a waiter
  * gets it at once; with --min-hold leave it to expire later instead.
@@ -55,8 +70,8 @@ finish(const struct run *r)
 	ok = lock_release(l, l->token, keep > 0 ? keep : 0, r->lost, &others,
 	    &o);
 	if (ok < l->quorum && !r->lost)
-		log_error("could not release lock '%s'%s%s", c->name,
-		    o.err[0] ? ": " : "", o.err);
+		log_error("could not release lock '%s'%s%s%s", c->name,
+		    o.err[0] ? ": " : "", o.err, once_words(l, ok));
 	else
 		log_info("released lock '%s'", c->name);
 }
@@ -116,7 +131,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return monitor_status(&mon, monitor_refused(&mon, res,
-		    refused_report(c, res, &o, die_by)), die_by);
+		    refused_report(c, l, res, &o, die_by)), die_by);
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
@@ -143,9 +158,18 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 			*die_by = -*die_by;
 	}
 	supervise_end(&r);
-	/* --once-per: the release records a success (once.c). */
-	if (c->once_per > 0 && code == 0 && !r.lost)
-		l->done_period = c->once_per;
+	/* --once-per: a success (ok, not a command that exited 0 after
+	 * redlock stop or --replace asked it to) closes the period in which
+	 * the lock was got; the release records it, or for a re-entrant run,
+	 * whose release is its enclosing redlock's, a script of its own
+	 * (once.c). */
+	if (c->once_per > 0 &&
+	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK) {
+		if (r.held)
+			l->done_period = c->once_per;
+		else
+			once_mark(c, l);
+	}
 	/* A standby's unit stops when the standby does (respawn.c). */
 	if (!l->standby)
 		notify_stopping();

@@ -72,6 +72,14 @@
 #define REPLY_ONCE_NOW 2
 #define NREPLY_ONCE 3
 
+/* once_mark.lua */
+#define SCRIPT_KEYS_ONCE_MARK "ko"
+#define NKEYS_ONCE_MARK 2
+#define ARG_ONCE_MARK_TOKEN 1
+#define ARG_ONCE_MARK_PERIOD 2
+#define ARG_ONCE_MARK_AGE 3
+#define ARGC_ONCE_MARK 3
+
 /* record.lua */
 #define NKEYS_RECORD 5
 #define ARG_RECORD_LINGER 1
@@ -109,8 +117,9 @@
 #define NKEYS_RELEASE_DONE 6
 #define ARG_RELEASE_DONE_TOKEN 1
 #define ARG_RELEASE_DONE_PERIOD 2
-#define ARG_RELEASE_DONE_KEEP_MS 3
-#define ARGC_RELEASE_DONE 3
+#define ARG_RELEASE_DONE_AGE 3
+#define ARG_RELEASE_DONE_KEEP_MS 4
+#define ARGC_RELEASE_DONE 4
 
 /* renew.lua */
 #define SCRIPT_KEYS_RENEW "km"

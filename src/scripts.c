@@ -342,6 +342,25 @@ const char lua_once[] =
     "end\n"
     "return {0, d or 0, now}\n";
 
+const char lua_once_mark[] =
+    "local v, stop = redis.pcall('GET', KEYS[1]), false\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v == '\\0shared' then return -2 end\n"
+    "  if not v then return -1 end\n"
+    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n"
+    "  stop = true\n"
+    "end\n"
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local p, got = tonumber(ARGV[2]), now - tonumber(ARGV[3])\n"
+    "local left = p - got % p - (now - got)\n"
+    "if left > 0 then\n"
+    "  redis.call('SET', KEYS[2], string.format('%d', got), 'PX',\n"
+    "    string.format('%d', left))\n"
+    "end\n"
+    "return 1\n";
+
 const char lua_record[] =
     "local r = KEYS[1]\n"
     "redis.call('HSET', r, 'name', ARGV[2], 'key', ARGV[3],\n"
@@ -459,11 +478,15 @@ const char lua_release_done[] =
     "end\n"
     "local t = redis.call('TIME')\n"
     "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
-    "redis.call('SET', KEYS[6], string.format('%d', now), 'PX',\n"
-    "  string.format('%d', ARGV[2] - now % ARGV[2]))\n"
-    "if ARGV[3] then\n"
-    "  redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
-    "  redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
+    "local p, got = tonumber(ARGV[2]), now - tonumber(ARGV[3])\n"
+    "local left = p - got % p - (now - got)\n"
+    "if left > 0 then\n"
+    "  redis.call('SET', KEYS[6], string.format('%d', got), 'PX',\n"
+    "    string.format('%d', left))\n"
+    "end\n"
+    "if ARGV[4] then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[4])\n"
+    "  redis.call('PEXPIRE', KEYS[2], ARGV[4])\n"
     "  return 2\n"
     "end\n"
     "local claim = ''\n"
@@ -936,6 +959,7 @@ const struct lua_script lua_scripts[] = {
 	{ "inspect", lua_inspect },
 	{ "notify", lua_notify },
 	{ "once", lua_once },
+	{ "once_mark", lua_once_mark },
 	{ "record", lua_record },
 	{ "release", lua_release },
 	{ "release_done", lua_release_done },

@@ -21,9 +21,9 @@ struct lua_script {
 extern const struct lua_script lua_scripts[];
 
 extern const char lua_acquire[], lua_acquire_any[], lua_bump[],
-    lua_inspect[], lua_notify[], lua_once[], lua_record[], lua_release[],
-    lua_release_done[], lua_renew[], lua_renew_record[], lua_sh_acquire[],
-    lua_sh_release[], lua_sh_renew[], lua_sh_renew_mark[],
+    lua_inspect[], lua_notify[], lua_once[], lua_once_mark[], lua_record[],
+    lua_release[], lua_release_done[], lua_renew[], lua_renew_record[],
+    lua_sh_acquire[], lua_sh_release[], lua_sh_renew[], lua_sh_renew_mark[],
     lua_sh_renew_meta[], lua_sh_renew_set[], lua_stop[];
 
 /*

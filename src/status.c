@@ -51,24 +51,6 @@ holder_json(const struct lock_view *v)
 	}
 }
 
-/* A free lock held back (SPEC section 15): ", lock-delay until T (N
- * left)" (T on the server's clock), or ", claimed by a --replace (N
- * left)". */
-static void
-hold_text(const struct lock_sched *s)
-{
-	char until[32], left[32];
-
-	if (s->delay_ms > 0) {
-		print_time(s->now_ms + s->delay_ms, until, sizeof(until));
-		duration_format(s->delay_ms, left, sizeof(left));
-		printf(", lock-delay until %s (%s left)", until, left);
-	} else if (s->claim_ms > 0) {
-		duration_format(s->claim_ms, left, sizeof(left));
-		printf(", claimed by a --replace (%s left)", left);
-	}
-}
-
 /* The waiters line, when some wait: "waiters: N (S standbys)". */
 static void
 waiters_text(const struct lock_sched *s)
@@ -162,9 +144,12 @@ status_text(const struct lock *l, const struct lock_view *h,
 	fputs("lock:    ", stdout);
 	print_text(l->name, l->namelen);
 	if (h == NULL) {
-		fputs("\nstate:   free", stdout);
-		hold_text(s);
-		putchar('\n');
+		/* Held back (SPEC section 15): in the words that the run
+		 * form's refusals use too (inspect_hold_words()). */
+		char w[128];
+
+		printf("\nstate:   %s\n", inspect_hold_words(s, w,
+		    sizeof(w))[0] != '\0' ? w : "free");
 		waiters_text(s);
 		return;
 	}

@@ -123,7 +123,8 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 		}
 		rc = wait_stopped(l, stop_sleep(s, left), until, sig_fd(), &o);
 		if (rc < 0)
-			return refused_report(c, LOCK_INTERRUPTED, &o, die_by);
+			return refused_report(c, l, LOCK_INTERRUPTED, &o,
+			    die_by);
 		if (rc == 2) {
 			log_error("%s", o.err);
 			return EXIT_UNAVAILABLE;

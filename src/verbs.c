@@ -76,7 +76,7 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 		snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
 	res = wait_acquire(l, c->wait, sig_fd(), &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return refused_report(c, res, &o, die_by);
+		return refused_report(c, l, res, &o, die_by);
 	if (acquire_output(c, l) == 0)
 		return 0;
 	if (res == LOCK_HELD)

@@ -172,3 +172,28 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert_equal "$BG_STATUS" 75
 	sentinel_teardown ld
 }
+
+@test "a lock held back by a lock-delay is called so by -n, -w, acquire -n, --skip-alert and sd_notify's STATUS, as status calls it" {
+	local d=$BATS_TEST_TMPDIR t='[0-9T:-]+Z \([0-9.]+s left\)'
+	# (A 10 s delay: the five refusals below take about 2 s.)
+	start_guarded h -t 1s --lock-delay 10s job
+	stop_pid "$(bg_pid h)"
+	wait_until -t 5 key_absent redlock:job
+	run -1 --separate-stderr redlock -n job true
+	assert_regex "$stderr" "^redlock: lock 'job' is free, lock-delay until $t$"
+	run -1 --separate-stderr redlock acquire -n job
+	assert_regex "$stderr" "^redlock: lock 'job' is free, lock-delay until $t$"
+	run -1 --separate-stderr redlock -w 0.3 job true
+	assert_regex "$stderr" "^redlock: timed out waiting for lock 'job' \(free, lock-delay until $t\)$"
+	run -1 --separate-stderr redlock -n -q --record --skip-alert 1 job true
+	assert_regex "$stderr" "^redlock: lock 'job' was busy 1 times in a row \(free, lock-delay until $t\)$"
+	bg_start listener "$TESTS_DIR/notify_listener.py" "$d/notify.sock" "$d/notes"
+	wait_for_file "$d/notes.ready"
+	run -1 env NOTIFY_SOCKET="$d/notify.sock" "$RL" -q -w 0.5 job true
+	wait_until -t 5 grep -q "STATUS=waiting for lock 'job'" "$d/notes"
+	run grep -E "STATUS=waiting for lock 'job': free, lock-delay until $t$" "$d/notes"
+	assert_success
+	cont_pid "$(bg_pid h)"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+}

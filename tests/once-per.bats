@@ -105,22 +105,43 @@ server_past() { (($(server_ms) >= $1)); }
 	# that each of the three wins one of twelve periods is not certain.)
 	(($(awk '$3 == "ok" { print $4 }' "$d/log" | sort -u | wc -l) >= 2)) ||
 		fail "one host ran every success: $(cat "$d/log")"
-	# Exactly one success per full period, by when it ended (its release
-	# comes right after: a success may only land in the next period
-	# when it ended within 100 ms of the boundary).
+	# Exactly one success per full period, the one in which its run got
+	# the lock: by when the job started, right after (a job that started
+	# within 100 ms of a period's start, in a[k], may have got the lock
+	# in the period before).
 	run awk -v p=$PERIOD_MS -v first=$first -v last=$last '
-		$3 == "ok" { n[int($2 / p)]++; if ($2 % p > p - 100) near[int($2 / p) + 1] = 1 }
+		$3 == "ok" { if ($1 % p < 100) a[int($1 / p)]++; else n[int($1 / p)]++ }
 		$2 == "fail" { f = int($1 / p); ft = $1 }
-		$3 == "ok" && f != "" && int($2 / p) == f && $1 > ft { retried = 1 }
+		$3 == "ok" && f != "" && int($1 / p) == f && $1 > ft { retried = 1 }
 		END {
 			for (k = first; k <= last; k++) {
 				if (n[k] > 1) { print "period " k ": " n[k] " successes"; bad = 1 }
-				if (n[k] == 0 && !near[k]) { print "period " k ": no success"; bad = 1 }
+				if (n[k] + a[k] + a[k + 1] == 0) { print "period " k ": no success"; bad = 1 }
 			}
 			if (!retried) { print "the failure in period " f " was not retried in it"; bad = 1 }
 			exit bad
 		}' "$d/log"
 	assert_success
+}
+
+@test "a success closes the period in which its run got the lock, not the one in which its job ended" {
+	# Period 4 s: each run gets the lock 2.5 s into a period, and its
+	# 2 s job ends in the next one, which must stay open for the next
+	# run.  (1.5 s of slack for a run to get the lock in its period on
+	# a busy machine; the next run comes 0.5 s after the job's end at
+	# the earliest.)
+	local p=4000 k i
+	k=$(($(server_ms) / p + 1))
+	for i in 0 1 2; do
+		wait_until -t 10 server_past $(((k + i) * p + 2500))
+		run -0 --separate-stderr redlock -n -t 5s --once-per 4s ended \
+			sh -c 'sleep 2; echo ran'
+		assert_output ran
+	done
+	# The last success marks its own period, which is over: no mark
+	# is left for the period in which it ended.
+	run -0 --separate-stderr redlock -n --once-per 4s ended echo again
+	assert_output again
 }
 
 @test "a run in a period that had a success skips its command with the conflict status, saying so under -v" {
@@ -183,4 +204,31 @@ mark_gone() { [[ $(mark EXISTS) == 0 ]]; }
 	run -0 redlock --min-hold 1s --once-per 1h held true
 	run -1 redlock -n held true
 	run -1 redlock -w 2s --once-per 1h held true
+}
+
+@test "a run ended by redlock stop is no success, even when its command exits 0: the period stays open" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start old redlock -t 3s --once-per 1h stopjob \
+		/bin/sh -c '. "$TESTS_DIR/lib/await.sh"; trap "exit 0" TERM
+		: >"$1"; await_file "$1.never"' sh "$d/old.held"
+	wait_for_file "$d/old.held" 20
+	run -0 redlock stop -w 20s stopjob
+	bg_wait old 20
+	assert_equal "$BG_STATUS" 0
+	run -0 --separate-stderr redlock -n --once-per 1h stopjob echo next
+	assert_output next
+}
+
+@test "a re-entrant run's success closes its period: a second inner run skips, and so does a later run of its own" {
+	run -0 --separate-stderr redlock reent sh -c '
+		redlock -E 0 --once-per 1h reent echo first
+		redlock -E 0 --once-per 1h reent echo second'
+	assert_output first
+	run -1 --separate-stderr redlock --once-per 1h reent echo later
+	refute_output
+	# A failed inner run leaves the period open.
+	run -0 --separate-stderr redlock reent2 sh -c '
+		redlock --once-per 1h reent2 false
+		redlock --once-per 1h reent2 echo retried'
+	assert_output retried
 }

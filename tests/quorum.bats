@@ -362,3 +362,22 @@ assert_held_everywhere() {
 	assert_line 'state:   free'
 	run -1 within 10000 redlock break "${QARGS[@]}" "$LOCK"
 }
+
+@test "--once-per: a release that reaches one of three servers says the success was recorded and the period closed, and the next run skips" {
+	use_servers 3
+	local d=$BATS_TEST_TMPDIR
+	bg_start h redlock "${QARGS[@]}" --once-per 1h "$LOCK" /bin/sh -c '
+		. "$TESTS_DIR/lib/await.sh"; : >"$1"; await_file "$2"' \
+		sh "$d/h.held" "$d/h.go"
+	wait_for_file "$d/h.held" 20
+	stop_server q2
+	stop_server q3
+	: >"$d/h.go"
+	bg_wait h 20
+	cont_server q2
+	cont_server q3
+	assert_equal "$BG_STATUS" 0
+	assert_regex "$(bg_err h)" "could not release lock '$LOCK'.*; the run's success was recorded: this period of --once-per is closed"
+	run -1 --separate-stderr redlock "${QARGS[@]}" --once-per 1h "$LOCK" echo again
+	refute_output
+}

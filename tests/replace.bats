@@ -209,3 +209,31 @@ claim_left() {
 		assert_regex "$(bg_err b)" "a later --replace claimed lock 'job'"
 	done
 }
+
+@test "a holder stopped by --replace whose command exits 0 is no success: --replace --once-per runs, and the old run's outcome is stopped everywhere" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start old "$RL" -t 3s --once-per 1h --record \
+		--on-exit "echo \"\$REDLOCK_OUTCOME\" >$d/old.outcome" job \
+		/bin/sh -c '. "$TESTS_DIR/lib/await.sh"; trap "exit 0" TERM
+		: >"$1"; await_file "$1.never"' sh "$d/old.held"
+	wait_for_file "$d/old.held" 20
+	run -0 --separate-stderr "$RL" --replace --once-per 1h job echo replaced
+	assert_output replaced
+	bg_wait old 20
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$d/old.outcome")" stopped
+	# The record says so: a stopped run and no success.
+	run "$RL" status job
+	assert_line --partial "last run: stopped"
+	assert_line "last ok:  none recorded"
+}
+
+@test "a free lock held back by a --replace claim is called so by -n, as status calls it, not held by someone else" {
+	rcli SET redlock:job foreign PX 20000 >/dev/null
+	run -1 redlock -q --replace -w 1 job true
+	rcli DEL redlock:job >/dev/null
+	# (Within the claim's 2 s: a run and its look at the servers take
+	# milliseconds.)
+	run -1 --separate-stderr redlock -n job true
+	assert_regex "$stderr" "^redlock: lock 'job' is free, claimed by a --replace \([0-9.]+m?s left\)$"
+}

@@ -1,14 +1,14 @@
--- --once-per: release.lua, after a successful run, which it records:
--- the server's clock in ms goes to KEYS[6] (done), which lives until
--- the end of the current period, ARGV[2] ms long and aligned to the
--- epoch (once.lua reads it).
+-- --once-per: release.lua, after a successful run, which it records
+-- in KEYS[6] (done) for the period in which the run got the lock
+-- (lib/done_mark.lua; once.lua reads it).
 --
 --@keys K meta wake waiting hmeta done
---@argv token period keep_ms
--- ARGV: token, period, then keep ms as release.lua's ARGV[2].
+--@argv token period age keep_ms
+-- ARGV: token, period ms, age (ms since the run found its period open,
+--   on the client's monotonic clock), then keep ms as release.lua's
+--   ARGV[2].
 -- Returns as release.lua.
 --@include lib/token_holds.lua
 --@include lib/now.lua
-redis.call('SET', KEYS[6], string.format('%d', now), 'PX',
-  string.format('%d', ARGV[2] - now % ARGV[2]))
---@include lib/release_body.lua keep=ARGV[3]
+--@include lib/done_mark.lua done=KEYS[6] period=ARGV[2] age=ARGV[3]
+--@include lib/release_body.lua keep=ARGV[4]

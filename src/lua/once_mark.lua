@@ -1,0 +1,15 @@
+-- --once-per in a re-entrant run: record its success as release_done.lua
+-- does, while the enclosing redlock's token still holds K; the lock
+-- stays the enclosing run's to release.
+--
+--@keys K done
+--@argv token period age
+-- ARGV: token (the enclosing run's), period ms, age (as
+--   release_done.lua's).
+-- Returns 1 recorded (or its period already over), else as
+--   lib/token_holds.lua: 0 held by another token, -2 held shared, -1
+--   free.
+--@include lib/token_holds.lua
+--@include lib/now.lua
+--@include lib/done_mark.lua done=KEYS[2] period=ARGV[2] age=ARGV[3]
+return 1
