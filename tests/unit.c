@@ -400,7 +400,7 @@ static const struct {
 	{ "inspect", "b73bd8cccb5b49d64d70678303a16ed1e3da107b" },
 	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
 	{ "once", "a33d36793deff55e1158715127926461d248daba" },
-	{ "record", "d7f2d2c10ef5a37e44127ad4c361d1d19f99df30" },
+	{ "record", "64a7f549854c23e8cd32705b1959722747ea3586" },
 	{ "release", "14b92a08291c47cab1b17724045735fbc27ebadc" },
 	{ "release_done", "267cb29ce6fa4d88fe4ab5176bb6ffcebc87bf86" },
 	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
