@@ -107,36 +107,47 @@ server_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The longest name of one server in the label (url_name()'s). */
+#define METRICS_SERVER_MAX 320
+
 /*
  * The servers of c as the label "servers" says them: each as messages
  * name it (host:port, a socket's path, a Sentinel service; never a
  * password), with "/DB" for a database other than 0, sorted, joined by
- * ','.  Into buf; returns 0, or -1 when it does not fit.
+ * ','.  Into buf; returns 0, or -1 when out of memory or it does not fit.
  */
 static int
 metrics_servers(const struct config *c, char *buf, size_t len)
 {
-	char names[c->nurls][300], *sorted[c->nurls];
-	size_t used = 0, n;
+	size_t nu = c->nurls > 0 ? (size_t)c->nurls : 0, used = 0, n;
+	char *names = calloc(nu + 1, METRICS_SERVER_MAX);
+	char **sorted = calloc(nu + 1, sizeof(*sorted));
+	int rc = names != NULL && sorted != NULL ? 0 : -1;
 
 	buf[0] = '\0';
-	for (int i = 0; i < c->nurls; i++) {
-		url_name(&c->urls[i], names[i], sizeof(names[i]));
-		n = strlen(names[i]);
+	for (size_t i = 0; rc == 0 && i < nu; i++) {
+		char *nm = names + i * METRICS_SERVER_MAX;
+
+		url_name(&c->urls[i], nm, METRICS_SERVER_MAX);
+		n = strlen(nm);
 		if (c->urls[i].db != 0)
-			snprintf(names[i] + n, sizeof(names[i]) - n, "/%d",
+			snprintf(nm + n, METRICS_SERVER_MAX - n, "/%d",
 			    c->urls[i].db);
-		sorted[i] = names[i];
+		sorted[i] = nm;
 	}
-	qsort(sorted, (size_t)c->nurls, sizeof(sorted[0]), server_cmp);
-	for (int i = 0; i < c->nurls; i++) {
+	if (rc == 0)
+		qsort(sorted, nu, sizeof(*sorted), server_cmp);
+	for (size_t i = 0; rc == 0 && i < nu; i++) {
 		n = (size_t)snprintf(buf + used, len - used, "%s%s",
 		    i ? "," : "", sorted[i]);
 		if (n >= len - used)
-			return -1;
-		used += n;
+			rc = -1;
+		else
+			used += n;
 	}
-	return 0;
+	free(names);
+	free(sorted);
+	return rc;
 }
 
 /*
