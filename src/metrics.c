@@ -1,8 +1,16 @@
 /*
  * metrics.c - the textfile that node_exporter's textfile collector
- * reads: one file per NAME in --metrics-dir, DIR/redlock_<NAME>.prom,
- * written when the command starts (redlock_running 1) and at the end
- * of every run-form invocation, whatever its outcome.
+ * reads: one file per lock in --metrics-dir, DIR/redlock_<NAME>~<id>.prom
+ * (id: a hash of NAME, the key prefix and the servers, so that the same
+ * NAME under another prefix or on other servers has a file and series
+ * of its own), written when the command starts (redlock_running 1) and
+ * at the end of every run-form invocation, whatever its outcome.
+ *
+ * Nothing here may block the run (man page, Metrics for Prometheus):
+ * whoever can write DIR can put a FIFO or a device where a file is
+ * expected, so every open is non-blocking and does not follow a
+ * symbolic link, and a previous file that is not a regular file is
+ * refused (one warning) and left alone.
  *
  * A scrape never sees half a file: each write goes to a temporary file
  * in DIR (a name that does not end in .prom, which the collector
@@ -29,10 +37,15 @@
 #include "prom.h"
 #include "sha1.h"
 
-/* A NAME longer than this, or with other bytes than [A-Za-z0-9_.-],
- * is written as a readable part this long and a hash of the whole. */
+/* A NAME up to this long and made of [A-Za-z0-9_.-] is the readable
+ * part of its file name as it is; another is cut to METRICS_PART_MAX
+ * bytes, the others as '_' (the hash after it keeps names apart). */
 #define METRICS_PLAIN_MAX 100
 #define METRICS_PART_MAX 48
+
+/* Hex digits of the id in a file name: 64 bits keep apart the few
+ * locks of one NAME that a host's jobs use, and stay short to read. */
+#define METRICS_ID_HEX 16
 
 /* The previous file is read up to this size: ours are about 3 KiB. */
 #define METRICS_READ_MAX 65536
@@ -87,29 +100,87 @@ plain_byte(unsigned char c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-/*
- * The file name of NAME into buf: "redlock_NAME.prom" when NAME is
- * short and made of [A-Za-z0-9_.-]; otherwise its first bytes with the
- * others as '_', then '~' (which a plain name never holds) and 16 hex
- * digits of NAME's SHA-1, so that two NAMEs never share a file.
- * Returns 0, or -1 when buf is too small.
- */
-int
-metrics_file_name(const char *name, char *buf, size_t len)
+/* Sort the servers' names as strings, for qsort(). */
+static int
+server_cmp(const void *a, const void *b)
 {
-	size_t n = strlen(name), k;
-	char part[METRICS_PART_MAX + 1], sha[41];
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
-	if (n <= METRICS_PLAIN_MAX && strspn(name, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n)
-		return (size_t)snprintf(buf, len, "redlock_%s.prom", name) < len ?
-		    0 : -1;
-	for (k = 0; k < METRICS_PART_MAX && name[k] != '\0'; k++)
+/* The longest name of one server in the label (url_name()'s). */
+#define METRICS_SERVER_MAX 320
+
+/*
+ * The servers of c as the label "servers" says them: each as messages
+ * name it (host:port, a socket's path, a Sentinel service; never a
+ * password), with "/DB" for a database other than 0, sorted, joined by
+ * ','.  Into buf; returns 0, or -1 when out of memory or it does not fit.
+ */
+static int
+metrics_servers(const struct config *c, char *buf, size_t len)
+{
+	size_t nu = c->nurls > 0 ? (size_t)c->nurls : 0, used = 0, n;
+	char *names = calloc(nu + 1, METRICS_SERVER_MAX);
+	char **sorted = calloc(nu + 1, sizeof(*sorted));
+	int rc = names != NULL && sorted != NULL ? 0 : -1;
+
+	buf[0] = '\0';
+	for (size_t i = 0; rc == 0 && i < nu; i++) {
+		char *nm = names + i * METRICS_SERVER_MAX;
+
+		url_name(&c->urls[i], nm, METRICS_SERVER_MAX);
+		n = strlen(nm);
+		if (c->urls[i].db != 0)
+			snprintf(nm + n, METRICS_SERVER_MAX - n, "/%d",
+			    c->urls[i].db);
+		sorted[i] = nm;
+	}
+	if (rc == 0)
+		qsort(sorted, nu, sizeof(*sorted), server_cmp);
+	for (size_t i = 0; rc == 0 && i < nu; i++) {
+		n = (size_t)snprintf(buf + used, len - used, "%s%s",
+		    i ? "," : "", sorted[i]);
+		if (n >= len - used)
+			rc = -1;
+		else
+			used += n;
+	}
+	free(names);
+	free(sorted);
+	return rc;
+}
+
+/*
+ * The file name of the lock NAME under prefix on servers (as
+ * metrics_servers() says them) into buf: "redlock_", NAME when it is
+ * short and made of [A-Za-z0-9_.-] (else its first bytes with the
+ * others as '_'), '~' (which such a NAME never holds), and
+ * METRICS_ID_HEX hex digits of the SHA-1 of NAME, prefix and servers,
+ * each ended by a NUL, then ".prom".  Returns 0, or -1 when buf is too
+ * small.
+ */
+static int
+metrics_file_name(const char *name, const char *prefix, const char *servers,
+    char *buf, size_t len)
+{
+	size_t n = strlen(name), pl = strlen(prefix), sl = strlen(servers), k;
+	char part[METRICS_PLAIN_MAX + 1], sha[41], *all;
+
+	if ((all = malloc(n + pl + sl + 3)) == NULL)
+		return -1;
+	memcpy(all, name, n + 1);
+	memcpy(all + n + 1, prefix, pl + 1);
+	memcpy(all + n + pl + 2, servers, sl + 1);
+	sha1_hex(all, n + pl + sl + 3, sha);
+	free(all);
+	if (n > METRICS_PLAIN_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n)
+		n = n < METRICS_PART_MAX ? n : METRICS_PART_MAX;
+	for (k = 0; k < n; k++)
 		part[k] = (char)(plain_byte((unsigned char)name[k]) ? name[k] : '_');
 	part[k] = '\0';
-	sha1_hex(name, n, sha);
-	return (size_t)snprintf(buf, len, "redlock_%s~%.16s.prom", part, sha) <
-	    len ? 0 : -1;
+	return (size_t)snprintf(buf, len, "redlock_%s~%.*s.prom", part,
+	    METRICS_ID_HEX, sha) < len ? 0 : -1;
 }
 
 /* The value at the end of line (after its last blank), in ms when
@@ -173,21 +244,31 @@ parse_line(const char *line, struct state *s)
 		s->runs[o] = (unsigned long long)v;
 }
 
-/* Read the previous file at path into s (left empty if there is none). */
-static void
+/*
+ * Read the previous file at path into s (left empty if there is none,
+ * or it is a symbolic link, which the rename replaces).  Returns 0, or
+ * -1 when something other than a regular file is there: a FIFO or a
+ * device, which a blocking open or read would wait on forever.
+ */
+static int
 read_previous(const char *path, struct state *s)
 {
-	char *buf = malloc(METRICS_READ_MAX + 1), *line, *save = NULL;
+	char *buf, *line, *save = NULL;
 	ssize_t n = 0, r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	memset(s, 0, sizeof(*s));
 	s->outcome = -1;
-	if (fd < 0 || buf == NULL) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	if ((buf = malloc(METRICS_READ_MAX + 1)) == NULL) {
+		close(fd);
+		return 0;
 	}
 	while (n < METRICS_READ_MAX &&
 	    (r = read(fd, buf + n, (size_t)(METRICS_READ_MAX - n))) > 0)
@@ -199,6 +280,7 @@ read_previous(const char *path, struct state *s)
 		if (line[0] != '#')
 			parse_line(line, s);
 	free(buf);
+	return 0;
 }
 
 /* Apply event e to s. */
@@ -224,9 +306,15 @@ apply(struct state *s, const struct metrics_event *e)
 		s->success_ms = e->end_ms;
 }
 
-/* The sample of family f with NAME's label: the line up to its value. */
+/* Whose file it is: its labels. */
+struct owner {
+	const char *name, *prefix, *servers;
+};
+
+/* The sample of family f with the owner's labels (outcome first, when
+ * outcome >= 0): the line up to its value. */
 static void
-sample(struct prom_buf *b, int f, const char *name, int outcome)
+sample(struct prom_buf *b, int f, const struct owner *w, int outcome)
 {
 	prom_printf(b, "%s{", families[f].name);
 	if (outcome >= 0) {
@@ -234,13 +322,17 @@ sample(struct prom_buf *b, int f, const char *name, int outcome)
 		    strlen(outcome_word(outcome)));
 		prom_add(b, ",", 1);
 	}
-	prom_label(b, "name", name, strlen(name));
+	prom_label(b, "name", w->name, strlen(w->name));
+	prom_add(b, ",", 1);
+	prom_label(b, "prefix", w->prefix, strlen(w->prefix));
+	prom_add(b, ",", 1);
+	prom_label(b, "servers", w->servers, strlen(w->servers));
 	prom_add(b, "} ", 2);
 }
 
-/* The file's text for NAME in state s. */
+/* The file's text for owner w in state s. */
 static void
-render(struct prom_buf *b, const char *name, const struct state *s)
+render(struct prom_buf *b, const struct owner *w, const struct state *s)
 {
 	const int64_t ms[F_COUNT] = { 0, s->start_ms, s->end_ms, s->success_ms,
 	    s->run_ms, s->wait_ms, 0, 0, 0 };
@@ -249,14 +341,14 @@ render(struct prom_buf *b, const char *name, const struct state *s)
 		prom_header(b, &families[f]);
 		if (f == F_RUNS) {
 			for (int o = 0; o < OUTCOME_COUNT; o++) {
-				sample(b, f, name, o);
+				sample(b, f, w, o);
 				prom_printf(b, "%llu\n", s->runs[o]);
 			}
 			continue;
 		}
 		if (f == F_OUTCOME && s->outcome < 0)
 			continue;
-		sample(b, f, name, f == F_OUTCOME ? s->outcome : -1);
+		sample(b, f, w, f == F_OUTCOME ? s->outcome : -1);
 		if (f == F_RUNNING || f == F_OUTCOME)
 			prom_printf(b, "%d\n", f == F_RUNNING ? s->running : 1);
 		else if (f == F_EXIT)
@@ -276,7 +368,7 @@ lock_dir(const char *dir, int64_t patience_ms, int *locked)
 {
 	int64_t until = clock_ms() + patience_ms;
 	struct timespec step = { 0, METRICS_LOCK_STEP_MS * 1000000L };
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 
 	*locked = 0;
 	if (fd < 0)
@@ -345,27 +437,32 @@ replace(const char *path, const char *p, size_t n)
 }
 
 /*
- * Record event e in NAME's file in dir, waiting at most patience_ms
- * for the other writers of dir.  Returns 0, or -1 with the reason in
- * err (the caller warns: a metrics failure changes nothing else).
+ * Record event e in the file of c's lock in c->metrics_dir, waiting at
+ * most patience_ms for the other writers of the directory.  Returns 0,
+ * or -1 with the reason in err (the caller warns: a metrics failure
+ * changes nothing else).
  */
 int
-metrics_write(const char *dir, const char *name,
-    const struct metrics_event *e, int64_t patience_ms, char *err,
-    size_t errlen)
+metrics_write(const struct config *c, const struct metrics_event *e,
+    int64_t patience_ms, char *err, size_t errlen)
 {
-	char file[METRICS_PLAIN_MAX + 16], *path;
+	char file[METRICS_PLAIN_MAX + METRICS_ID_HEX + 16], servers[4096];
+	char *path = NULL;
+	struct owner w = { c->name, c->prefix, servers };
 	struct prom_buf b = { 0 };
 	struct state s;
 	int dfd, rc = -1, locked;
 
-	if (metrics_file_name(name, file, sizeof(file)) < 0 ||
-	    (path = malloc(strlen(dir) + sizeof(file) + 2)) == NULL) {
+	if (metrics_servers(c, servers, sizeof(servers)) < 0 ||
+	    metrics_file_name(c->name, c->prefix, servers, file,
+	    sizeof(file)) < 0 ||
+	    (path = malloc(strlen(c->metrics_dir) + sizeof(file) + 2)) == NULL) {
 		snprintf(err, errlen, "out of memory");
+		free(path);
 		return -1;
 	}
-	sprintf(path, "%s/%s", dir, file);
-	if ((dfd = lock_dir(dir, patience_ms, &locked)) < 0) {
+	sprintf(path, "%s/%s", c->metrics_dir, file);
+	if ((dfd = lock_dir(c->metrics_dir, patience_ms, &locked)) < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		free(path);
 		return -1;
@@ -373,20 +470,20 @@ metrics_write(const char *dir, const char *name,
 	/* A start that finds other writers busy is left out rather than
 	 * written beside them: it could undo their counts.  The end, which
 	 * counts the run, goes ahead after its longer wait. */
-	if (!locked && e->outcome < 0) {
-		close(dfd);
-		free(path);
-		return 0;
-	}
-	read_previous(path, &s);
-	apply(&s, e);
-	render(&b, name, &s);
-	if (b.oom)
-		snprintf(err, errlen, "out of memory");
-	else if (replace(path, b.p, b.len) < 0)
-		snprintf(err, errlen, "%s", strerror(errno));
-	else
+	if (!locked && e->outcome < 0)
 		rc = 0;
+	else if (read_previous(path, &s) < 0)
+		snprintf(err, errlen, "%s is not a regular file", file);
+	else {
+		apply(&s, e);
+		render(&b, &w, &s);
+		if (b.oom)
+			snprintf(err, errlen, "out of memory");
+		else if (replace(path, b.p, b.len) < 0)
+			snprintf(err, errlen, "%s", strerror(errno));
+		else
+			rc = 0;
+	}
 	close(dfd);
 	prom_free(&b);
 	free(path);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "outcome.h"
 
 /* What one write says: the start (running, outcome < 0) or the end. */
@@ -17,9 +18,7 @@ struct metrics_event {
 	int64_t run_ms, wait_ms;
 };
 
-int metrics_write(const char *dir, const char *name,
-    const struct metrics_event *e, int64_t patience_ms, char *err,
-    size_t errlen);
-int metrics_file_name(const char *name, char *buf, size_t len);
+int metrics_write(const struct config *c, const struct metrics_event *e,
+    int64_t patience_ms, char *err, size_t errlen);
 
 #endif

@@ -59,8 +59,8 @@ metrics(struct monitor *m, const struct metrics_event *e, int64_t patience)
 	char err[256];
 
 	if (c->metrics_dir == NULL ||
-	    metrics_write(c->metrics_dir, c->name, e, patience, err,
-	    sizeof(err)) == 0 || m->warned)
+	    metrics_write(c, e, patience, err, sizeof(err)) == 0 ||
+	    m->warned)
 		return;
 	m->warned = 1;
 	log_error("cannot write the metrics of lock '%s' to '%s': %s",
@@ -137,7 +137,8 @@ ended(struct monitor *m, enum outcome o, int code)
 		.run_ms = m->started ? now - m->started : 0,
 		.wait_ms = (m->acquired ? m->acquired : now) - m->begin,
 	};
-	struct record_run run = { o, code, m->start_wall, wall, e.wait_ms };
+	struct record_run run = { o, code, m->started ? e.run_ms : -1,
+	    e.wait_ms };
 	char err[384];
 
 	metrics(m, &e, MONITOR_END_PATIENCE_MS);

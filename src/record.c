@@ -13,13 +13,16 @@
  *   name, key          NAME and K, so that `runs` can list records
  *   host pid user      who ran last (never the token)
  *   outcome exit_status start_ms end_ms duration_ms wait_ms fence
- *                      the last run (times: the host's wall clock, ms)
+ *                      the last run (times: the server's clock, ms;
+ *                      the start is the end less the duration, which
+ *                      the host measures, so that hosts whose clocks
+ *                      differ agree)
  *   success_ms success_host   the last run whose outcome was ok
  *   skips              attempts that found NAME busy or timed out since
  *                      the last run (--skip-alert counts these)
- *   skip_ms skip_host  the last of them
+ *   skip_ms skip_host  the last of them (server ms)
  *   runs_<outcome>     invocations by outcome while the record lived
- *   updated_ms         the last write
+ *   updated_ms         the last write (server ms)
  */
 #include "record.h"
 
@@ -76,6 +79,9 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 	if (again > 0) {
 		struct conn_req r2[l->n];
 
+		/* What the EVAL meets (NOPERM, say) is the reason, not the
+		 * NOSCRIPT that sent it. */
+		err[0] = '\0';
 		a->argv[0] = "EVAL";
 		a->len[0] = 4;
 		a->argv[1] = lua_record;
@@ -100,8 +106,7 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 /* Start a's vector: EVALSHA, the keys, and the ARGV every call has.
  * Returns -1 when out of memory (*rk is then NULL). */
 static int
-record_args(struct lock *l, struct args *a, char **rk, enum outcome o,
-    int64_t now)
+record_args(struct lock *l, struct args *a, char **rk, enum outcome o)
 {
 	size_t rl;
 
@@ -123,7 +128,6 @@ record_args(struct lock *l, struct args *a, char **rk, enum outcome o,
 	args_put(a, ARG_RECORD_KEY, l->k.key, l->k.keylen);
 	args_put_str(a, ARG_RECORD_HOST, l->meta.host);
 	args_put_str(a, ARG_RECORD_OUTCOME, outcome_word(o));
-	args_put_num(a, ARG_RECORD_TIME, now);
 	return 0;
 }
 
@@ -141,16 +145,14 @@ record_run(struct lock *l, const struct record_run *run, char *err,
 	int ok;
 
 	err[0] = '\0';
-	if (record_args(l, &a, &rk, run->outcome, run->end_ms) < 0) {
+	if (record_args(l, &a, &rk, run->outcome) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	args_put_num(&a, ARG_RECORD_PID, l->meta.pid);
 	args_put_str(&a, ARG_RECORD_USER, l->meta.user);
 	args_put_num(&a, ARG_RECORD_EXIT_STATUS, run->exit_status);
-	args_put_num(&a, ARG_RECORD_START, run->start_ms);
-	args_put_num(&a, ARG_RECORD_DURATION, run->start_ms > 0 ?
-	    run->end_ms - run->start_ms : 0);
+	args_put_num(&a, ARG_RECORD_DURATION, run->run_ms);
 	args_put_num(&a, ARG_RECORD_WAIT, run->wait_ms);
 	args_put_num(&a, ARG_RECORD_FENCE, l->fence);
 	ok = record_exec(l, &a, r, err, errlen);
@@ -192,7 +194,7 @@ record_skip(struct lock *l, enum outcome o, struct record_holder *h,
 
 	err[0] = '\0';
 	memset(h, 0, sizeof(*h));
-	if (record_args(l, &a, &rk, o, clock_wall_ms()) < 0) {
+	if (record_args(l, &a, &rk, o) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}

@@ -25,7 +25,8 @@ struct record {
 struct record_run {
 	enum outcome outcome;
 	int exit_status;
-	int64_t start_ms, end_ms, wait_ms;	/* wall clock; wait: a span */
+	int64_t run_ms;		/* how long the command ran; -1: it did not */
+	int64_t wait_ms;	/* how long the lock was waited for */
 };
 
 /* Who held NAME when an attempt found it busy. */

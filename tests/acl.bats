@@ -56,7 +56,9 @@ set_user() {
 acl_denials() { rcli ACL LOG | grep -c . || true; }
 blpop_waiting() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 
-# cycle [soft]: every verb and path of redlock once, on a fresh name.
+# cycle [soft]: every verb and path of redlock once, on a fresh name,
+# and every feature: shared locks, --limit, --record and runs with
+# --skip-alert, --once-per, --lock-delay, --replace, stop and break.
 # Strict (the default): each step must do what it should.  soft: run the
 # steps whatever happens, waiting briefly, until Redis denies something.
 cycle() {
@@ -115,6 +117,38 @@ cycle() {
 		bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
 		denied && return 0
 	done
+	# The run record: a run, then a busy attempt that --skip-alert 1
+	# names, then the fleet's records, as a table and for Prometheus.
+	redlock --record -w "$w" rec true || [[ -n $soft ]] || return 1
+	denied && return 0
+	bg_start holder "$RL" -t 3s -w "$w" rec sleep 30
+	wait_until -t "$w" eval '[[ $(rcli EXISTS redlock:rec) == 1 ]]' ||
+		[[ -n $soft ]] || return 1
+	denied && return 0
+	status=0
+	redlock -n -q --record --skip-alert 1 rec true 2>"$BATS_TEST_TMPDIR/alert" || status=$?
+	[[ $status == 1 ]] && grep -q "lock 'rec' was busy 1 times in a row: held by" \
+		"$BATS_TEST_TMPDIR/alert" || [[ -n $soft ]] || return 1
+	denied && return 0
+	# --replace: the holder is asked to stop, and the replacement runs.
+	redlock --replace -w "$w" rec true || [[ -n $soft ]] || return 1
+	denied && return 0
+	bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
+	[[ $(redlock runs rec) == *$'\n'rec*ok* ]] || [[ -n $soft ]] || return 1
+	denied && return 0
+	[[ $(redlock runs --prom rec) == *'redlock_record_runs_total{name="rec",outcome="busy"} 1'* ]] ||
+		[[ -n $soft ]] || return 1
+	denied && return 0
+	# --once-per: a success, then a skip with the conflict status.
+	redlock --once-per 1h once true || [[ -n $soft ]] || return 1
+	denied && return 0
+	status=0
+	redlock -E 7 --once-per 1h once true || status=$?
+	[[ $status == 7 ]] || [[ -n $soft ]] || return 1
+	denied && return 0
+	# --lock-delay: a holder with a delay, released.
+	redlock --lock-delay 2s -w "$w" delay true || [[ -n $soft ]] || return 1
+	denied && return 0
 	return 0
 }
 
@@ -157,6 +191,30 @@ cycle() {
 	set_user +scan
 	run -69 --separate-stderr redlock list
 	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*scan"
+}
+
+@test "--record as a user that may not EVAL says Redis's NOPERM, not NOSCRIPT, and leaves no record" {
+	# The lock's scripts known to the server (loaded by the default
+	# user), the record's not: its EVALSHA meets NOSCRIPT, then its
+	# EVAL is refused.
+	rcli SCRIPT FLUSH >/dev/null
+	env -u REDLOCK_PASSWORD_FILE REDLOCK_URL="redis://127.0.0.1:$(redis_port main)" \
+		"$RL" job true
+	set_user +eval
+	run -0 --separate-stderr redlock --record job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: cannot keep the run record of lock 'job': 127\.0\.0\.1:$(redis_port main): NOPERM .*eval"
+	assert_equal "$(rcli --scan --pattern '*record*')" ''
+}
+
+@test "--record refused a write by the server leaves no half-written record" {
+	# Without +pexpire an exclusive run that needs no renewal works, and
+	# the record script is refused at its first write.
+	set_user +pexpire
+	run -0 --separate-stderr redlock --record -t 60s job true
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: cannot keep the run record of lock 'job': 127\.0\.0\.1:$(redis_port main): .*(NOPERM|can't run this command)"
+	assert_equal "$(rcli --scan --pattern '*record*')" ''
 }
 
 @test "a key the user may not use gives 69 with Redis's NOPERM reason" {

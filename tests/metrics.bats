@@ -71,6 +71,19 @@ assert_within() {
 		fail "$1 is $v, not within [$2, $3]"
 }
 
+# mfile NAME [DIR]: the one metrics file of NAME (default prefix, this
+# file's server) in DIR (default $MDIR): redlock_NAME~ID.prom (or an
+# older redlock's redlock_NAME.prom, so that a test can be run against
+# it; the file names are checked by a test of their own).
+mfile() {
+	local f
+	for f in "${2:-$MDIR}/redlock_$1~"????????????????.prom "${2:-$MDIR}/redlock_$1.prom"; do
+		[[ -e $f ]] && { echo "$f"; return 0; }
+	done
+	echo "${2:-$MDIR}/redlock_$1~(none).prom"
+	return 1
+}
+
 # secs MS: milliseconds as seconds with three decimals.
 secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 
@@ -79,7 +92,7 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	t0=$(now_ms)
 	run -0 redlock --metrics-dir "$MDIR" job sh -c 'sleep 0.3'
 	t1=$(now_ms)
-	[[ -f $MDIR/redlock_job.prom ]]
+	[[ -f $(mfile job) ]]
 	scraped
 	assert_outcome job ok 0
 	assert_within 'redlock_last_start_timestamp_seconds{name="job"}' "$(secs "$t0")" "$(secs "$t1")"
@@ -218,17 +231,17 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	run ls -A "$MDIR"
 	assert_output ''
 	REDLOCK_METRICS_DIR=$MDIR redlock job true
-	[[ -f $MDIR/redlock_job.prom ]]
+	[[ -f $(mfile job) ]]
 }
 
 @test "no line carries a timestamp, and every file has the same HELP and TYPE lines" {
 	redlock --metrics-dir "$MDIR" one true
 	run -2 redlock --metrics-dir "$MDIR" two sh -c 'exit 2'
-	run awk '!/^#/ && NF != 2' "$MDIR/redlock_one.prom" "$MDIR/redlock_two.prom"
+	run awk '!/^#/ && NF != 2' "$(mfile one)" "$(mfile two)"
 	assert_output ''
-	assert_equal "$(grep '^#' "$MDIR/redlock_one.prom")" "$(grep '^#' "$MDIR/redlock_two.prom")"
+	assert_equal "$(grep '^#' "$(mfile one)")" "$(grep '^#' "$(mfile two)")"
 	# Counters end in _total, the rest do not.
-	run grep -E '^# TYPE ' "$MDIR/redlock_one.prom"
+	run grep -E '^# TYPE ' "$(mfile one)"
 	refute_output --regexp '_total (gauge|untyped)'
 	refute_output --regexp '[^l] counter$'
 }
@@ -257,7 +270,7 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	assert_metric "$S" 'redlock_runs_total{name="dir/name",outcome="ok"}' 1
 	assert_metric "$S" "redlock_runs_total{name=\"${long}y\",outcome=\"ok\"}" 1
 	assert_metric "$S" 'redlock_runs_total{name="ünïcødé",outcome="ok"}' 1
-	assert [ -f "$MDIR/redlock_a_b.prom" ]
+	assert [ -f "$(mfile a_b)" ]
 }
 
 @test "a missing metrics directory is one warning; the run and its status are unchanged" {
@@ -294,14 +307,14 @@ mount_tmpfs() {
 	local d=$BATS_TEST_TMPDIR/mnt-full
 	mount_tmpfs "$d" size=16k
 	redlock --metrics-dir "$d" job true
-	cp "$d/redlock_job.prom" "$BATS_TEST_TMPDIR/before"
+	cp "$(mfile job "$d")" "$BATS_TEST_TMPDIR/before"
 	dd if=/dev/zero of="$d/filler" bs=1k count=64 2>/dev/null || true
 	run -5 --separate-stderr redlock --metrics-dir "$d" job sh -c 'exit 5'
 	assert_equal "${#stderr_lines[@]}" 1
 	assert_regex "$stderr" "^redlock: cannot write the metrics of lock 'job' to '$d': No space left on device$"
 	run ls -A "$d"
-	assert_output $'filler\nredlock_job.prom'
-	cmp "$d/redlock_job.prom" "$BATS_TEST_TMPDIR/before"
+	assert_output --regexp $'^filler\nredlock_job~[0-9a-f]{16}\\.prom$'
+	cmp "$(mfile job "$d")" "$BATS_TEST_TMPDIR/before"
 }
 
 # file_whole F: F is absent or a whole file of ours: it ends with a line
@@ -330,7 +343,7 @@ file_whole() {
 		for i in $(seq 50); do
 			pid_alive "$(bg_pid "r$i")" && { alive=1; break; }
 		done
-		file_whole "$MDIR/redlock_job.prom" || torn=$((torn + 1))
+		file_whole "$(mfile job)" || torn=$((torn + 1))
 		scrape "$S" && [[ $(mval "$S" node_textfile_scrape_error) == 0 ]] || errs=$((errs + 1))
 		((alive)) || break
 	done
@@ -349,5 +362,78 @@ file_whole() {
 	((ok >= 25)) || fail "only $ok runs got the lock"
 	assert_metric "$S" 'redlock_running{name="job"}' 0
 	run ls -A "$MDIR"
-	assert_output redlock_job.prom
+	assert_output --regexp '^redlock_job~[0-9a-f]{16}\.prom$'
+}
+
+@test "a FIFO at the metrics file is one warning: the run renews its lock and ends with its status" {
+	local f d=$BATS_TEST_TMPDIR
+	redlock --metrics-dir "$MDIR" job true
+	f=$(mfile job)
+	rm "$f"
+	mkfifo "$f"
+	# A 1 s lease and a 2.5 s command: it ends with its own status only
+	# if the lease was renewed (else the guard ends it after one TTL).
+	# 30 s bounds a redlock that blocks on the FIFO, generously.
+	run -3 --separate-stderr timeout -s KILL 30 "$RL" -t 1s \
+		--metrics-dir "$MDIR" job sh -c 'sleep 2.5; exit 3'
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: cannot write the metrics of lock 'job' to '$MDIR': redlock_job~[0-9a-f]{16}\.prom is not a regular file$"
+	# The FIFO is left alone, and nothing else was written.
+	assert [ -p "$f" ]
+	run ls -A "$MDIR"
+	assert_output "${f##*/}"
+	# The metrics directory itself a FIFO: one warning, nothing else.
+	mkfifo "$d/fifo-dir"
+	run -4 --separate-stderr timeout -s KILL 30 "$RL" \
+		--metrics-dir "$d/fifo-dir" job sh -c 'exit 4'
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: cannot write the metrics of lock 'job' to '.*/fifo-dir': Not a directory$"
+}
+
+@test "a FIFO at the metrics file does not keep SIGTERM from ending redlock" {
+	local f d=$BATS_TEST_TMPDIR
+	redlock --metrics-dir "$MDIR" job true
+	f=$(mfile job)
+	rm "$f"
+	mkfifo "$f"
+	bg_start r "$RL" -t 2s --metrics-dir "$MDIR" job sh -c ': >"$1"; exec sleep 60' sh "$d/started"
+	wait_for_file "$d/started" 20
+	# Past the start's metrics write, which comes right after the spawn
+	# and warns (a redlock that blocks there never does: then on after
+	# the bound, to see whether SIGTERM still ends it).
+	wait_until -t 10 eval '[[ -s $BATS_TEST_TMPDIR/r.err ]]' || true
+	kill -TERM "$BG_PID"
+	# Generous on a loaded machine; a redlock stuck in open() never ends.
+	bg_wait r 15 || fail "SIGTERM did not end redlock: $(bg_err r)"
+	assert_equal "$BG_STATUS" 143
+	assert_equal "$(rcli EXISTS redlock:job)" 0
+	[[ $(grep -c . "$d/r.err") == 1 ]] || fail "not one warning: $(bg_err r)"
+}
+
+@test "the same NAME under another prefix or on another server has a file and series of its own" {
+	local other
+	start_redis other
+	other=unix://$(redis_sock other)
+	run -0 redlock --metrics-dir "$MDIR" job true
+	run -0 redlock --metrics-dir "$MDIR" -p team: job true
+	run -3 redlock --metrics-dir "$MDIR" -u "$other" job sh -c 'exit 3'
+	run -0 redlock --metrics-dir "$MDIR" -u "$other" job true
+	run ls -A "$MDIR"
+	assert_equal "${#lines[@]}" 3
+	for f in "${lines[@]}"; do
+		[[ $f =~ ^redlock_job~[0-9a-f]{16}\.prom$ ]] || fail "file name: $f"
+	done
+	scraped
+	assert_metric "$S" "redlock_runs_total{name=\"job\",outcome=\"ok\",prefix=\"redlock:\",servers=\"$REDIS_SOCK\"}" 1
+	assert_metric "$S" "redlock_runs_total{name=\"job\",outcome=\"ok\",prefix=\"team:\",servers=\"$REDIS_SOCK\"}" 1
+	assert_metric "$S" "redlock_runs_total{name=\"job\",outcome=\"ok\",prefix=\"redlock:\",servers=\"$(redis_sock other)\"}" 1
+	assert_metric "$S" "redlock_runs_total{name=\"job\",outcome=\"failed\",prefix=\"redlock:\",servers=\"$(redis_sock other)\"}" 1
+	assert_metric "$S" "redlock_runs_total{name=\"job\",outcome=\"failed\",prefix=\"redlock:\",servers=\"$REDIS_SOCK\"}" 0
+	# A quorum's servers in any order are one set: one file.
+	rm "$MDIR"/*.prom
+	run -0 redlock --metrics-dir "$MDIR" -u "$REDLOCK_URL" -u "$other" -u "unix://$BATS_TEST_TMPDIR/none" job true
+	run -0 redlock --metrics-dir "$MDIR" -u "unix://$BATS_TEST_TMPDIR/none" -u "$other" -u "$REDLOCK_URL" job true
+	run ls -A "$MDIR"
+	assert_equal "${#lines[@]}" 1
+	stop_redis other
 }

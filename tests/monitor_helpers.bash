@@ -52,9 +52,14 @@ scrape() {
 }
 
 # mval FILE SERIES: the value of SERIES (as node_exporter writes it:
-# labels sorted by name) in FILE; fails when it is not there.
+# labels sorted by name) in FILE; fails when it is not there.  The
+# labels prefix and servers of --metrics-dir's series are left out of
+# the match unless SERIES names them.
 mval() {
-	SERIES=$2 awk 'index($0, ENVIRON["SERIES"] " ") == 1 { print $NF; found = 1; exit }
+	SERIES=$2 awk '{ line = $0 }
+		index(ENVIRON["SERIES"], "prefix=") == 0 {
+			gsub(/,prefix="[^"]*"/, "", line); gsub(/,servers="[^"]*"/, "", line) }
+		index(line, ENVIRON["SERIES"] " ") == 1 { print $NF; found = 1; exit }
 		END { exit !found }' "$1"
 }
 

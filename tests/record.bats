@@ -241,7 +241,7 @@ all_calls() {
 	# commands are those of a run without renewals.
 	rcli CONFIG RESETSTAT >/dev/null
 	redlock -t 300ms --record job sleep 1
-	assert_equal "$(cmd_calls hincrby) $(cmd_calls hset)" "1 3"
+	assert_equal "$(cmd_calls hget) $(cmd_calls hset)" "1 1"
 	(($(cmd_calls evalsha) >= 6)) || fail "no renewals?"
 }
 
@@ -266,4 +266,55 @@ all_calls() {
 	run -0 redlock list --json
 	assert_output --regexp '^\{"name":"job",.*"record":\{"last_run":\{"outcome":"ok",'
 	release_lock h
+}
+
+# server_s: the server's clock (TIME), in whole seconds.
+server_s() { rcli TIME | head -1; }
+
+# prom_value FAMILY NAME: the value of FAMILY{name="NAME"} in runs --prom.
+prom_value() {
+	redlock runs --prom | awk -v s="$1{name=\"$2\"}" 'index($0, s " ") == 1 { print $2 }'
+}
+
+@test "the run record keeps the server's time whatever the hosts' clocks: a host 2 h slow and one 3 h fast" {
+	local lib skew t0 t1 v fam
+	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+		[[ -e $lib ]] && break
+	done
+	[[ -e $lib ]] || skip "libfaketime.so.1 not found (apt-get install faketime)"
+	# As once-per.bats does: the library preloaded into one timeout(1)
+	# per simulated host, not the faketime(1) wrapper.
+	for skew in -2h +3h; do
+		t0=$(server_s)
+		env LD_PRELOAD="$lib" FAKETIME="$skew" timeout 60 "$RL" --record \
+			"job$skew" sh -c 'sleep 0.2' || fail "the run on the host $skew failed"
+		env LD_PRELOAD="$lib" FAKETIME="$skew" timeout 60 "$RL" --record \
+			"job$skew" sh -c 'exit 3' && fail "the failing run did not fail"
+		t1=$(server_s)
+		# Within the server's second-resolution window of the runs (a
+		# minute of slack for a loaded machine: the skews are hours).
+		for fam in start end success; do
+			v=$(prom_value "redlock_record_last_${fam}_timestamp_seconds" "job$skew")
+			[[ -n $v ]] || fail "no $fam time for job$skew"
+			awk -v v="$v" -v lo="$((t0 - 60))" -v hi="$((t1 + 60))" \
+				'BEGIN { exit !(v >= lo && v <= hi) }' ||
+				fail "host $skew: last $fam $v not within the server's [$t0, $t1]"
+		done
+		v=$(prom_value redlock_record_last_duration_seconds "job$skew")
+		awk -v v="$v" 'BEGIN { exit !(v < 5) }' || fail "duration $v"
+	done
+	# status on this host sees the runs as just ended.
+	run redlock status 'job+3h'
+	assert_output --regexp 'last run: failed \(exit status 3\) on [^ ]+ [0-9.]+s ago'
+}
+
+@test "runs --prom escapes control characters in label values, and promtool accepts it" {
+	local esc=$'\x1b' name
+	name="paint${esc}[31mred"$'\x07bell\x7fdel\xc2\x9bcsi'
+	run -0 redlock --record "$name" true
+	run -0 --separate-stderr redlock runs --prom
+	[[ $output != *"$esc"* && $output != *$'\x07'* && $output != *$'\x7f'* &&
+		$output != *$'\xc2\x9b'* ]] || fail "a raw control byte in: $(printf '%q' "$output")"
+	assert_output --partial 'redlock_record_skips{name="paint\\x1b[31mred\\x07bell\\x7fdel\\xc2\\x9bcsi"} 0'
+	assert_promtool_clean <<<"$output"
 }

@@ -401,7 +401,7 @@ static const struct {
 	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
 	{ "once", "a33d36793deff55e1158715127926461d248daba" },
 	{ "once_mark", "d951a0715d398ec14f6f689ce27a3cf4c809bd5a" },
-	{ "record", "d7f2d2c10ef5a37e44127ad4c361d1d19f99df30" },
+	{ "record", "64a7f549854c23e8cd32705b1959722747ea3586" },
 	{ "release", "14b92a08291c47cab1b17724045735fbc27ebadc" },
 	{ "release_done", "3f7723427dac2e3a19c9bc0e25edb533f5b14d45" },
 	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
