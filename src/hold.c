@@ -252,16 +252,17 @@ static void
 release_by_key(const struct lock *l, const struct by_key *b, int *code,
     struct lock_outcome *o)
 {
+	static const int tok_arg[2] = { ARG_RELEASE_KEY_TOKEN,
+	    ARG_SH_RELEASE_SET_TOKEN };
 	struct keys xk = l->k;
 	struct args a;
-	int sh = b->shared;
+	int sh = b->shared != 0;
 	char skip[l->n];
 
 	for (int i = 0; i < l->n; i++)
 		skip[i] = (char)!b->split[i];
 	args_script(&a, sh ? SCRIPT_SH_RELEASE_SET : SCRIPT_RELEASE_KEY, &l->k);
-	args_put_str(&a, sh ? ARG_SH_RELEASE_SET_TOKEN : ARG_RELEASE_KEY_TOKEN,
-	    b->token);
+	args_put_str(&a, tok_arg[sh], b->token);
 	o->err[0] = '\0';
 	key_step(l, &a, skip, b->deadline, code, o);
 	release_step(l, b, &l->k, code, sh ?

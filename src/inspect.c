@@ -232,6 +232,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	int answered = 0;
 	char split[l->n];
 
+	memset(split, 0, sizeof(split));
 	args_script(&a, SCRIPT_INSPECT, &l->k);
 	args_put_str(&a, ARG_INSPECT_REMOVE, remove ? "1" : "0");
 	args_put_num(&a, ARG_INSPECT_WAKE_LINGER, PROTO_WAKE_LINGER_MS);

@@ -368,6 +368,8 @@ end_migration() {
 	assert_line 'state:   held'
 	assert_line --regexp '^holder:  .*@.* pid [0-9]+$'
 	assert_equal "$stderr" ''
+	run -0 redlock list -u "$(url_of c2)"
+	assert_line --regexp "^$name "
 	release_lock h
 	assert_equal "$BG_STATUS" 0
 	assert_equal "$(bg_err h)" ''
