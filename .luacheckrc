@@ -9,11 +9,13 @@ ignore = {
   -- The shared fragments define what their includers may not all use:
   -- lib/hold_parse.lua's claim (cl), read by lib/hold.lua but set before
   -- the branch that may overwrite it, and its since (cs), unused by
-  -- inspect.lua; lib/holders.lua's prune(), unused by sh_renew.lua;
-  -- lib/token_holds.lua's stop, unused by once_mark.lua (a success of a
-  -- re-entrant run is recorded whether or not its holder was asked to
-  -- stop since).
-  "311/cl", "211/cs", "211/prune", "231/stop",
+  -- inspect.lua; lib/holders.lua's prune(), unused by sh_renew.lua.
+  "311/cl", "211/cs", "211/prune",
+  -- lib/token_holds.lua's stop, which once_mark.lua and release_key.lua
+  -- do not need (a success of a re-entrant run is recorded whether or
+  -- not its holder was asked to stop since; a release removes the mark
+  -- with K).
+  "231/stop",
   -- lib/now.lua, lib/grant.lua and lib/failover_guard.lua each read the
   -- server's clock into their own t and now, in scripts that may have
   -- read it before (a later call sees a later time).

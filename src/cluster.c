@@ -136,7 +136,8 @@ args_slot(const struct args *a)
 	if (arg_is(a, 0, "EVALSHA") || arg_is(a, 0, "EVAL")) {
 		if (a->argc > 3 && !arg_is(a, 2, "0"))
 			k = 3;
-	} else if (arg_is(a, 0, "BLPOP") || arg_is(a, 0, "DEL"))
+	} else if (arg_is(a, 0, "BLPOP") || arg_is(a, 0, "DEL") ||
+	    arg_is(a, 0, "HGETALL"))
 		k = 1;
 	return k < 0 || k >= a->argc ? -1 :
 	    (int)slot_of(a->argv[k], a->len[k]);

@@ -100,6 +100,28 @@ is_tryagain(const redisReply *p)
 	return reply_error(p) == SERVER_TRYAGAIN;
 }
 
+/* A request done key by key (while a Redis Cluster migrates the slot):
+ * for token, held shared or not, on the servers marked in split[],
+ * until deadline. */
+struct by_key {
+	int shared;
+	const char *token;
+	const char *split;
+	int64_t deadline;
+};
+
+/* One step of release_by_key(): its script, where it takes the token
+ * and a number (0: it does not), the number, and the first step's
+ * outcome it needs (RENEW_NONE: a release). */
+struct step_of_release {
+	enum script script;
+	int tok, nump;
+	long long num;
+	int need;
+	int nump2;		/* a second number, where a step takes one */
+	long long num2;
+};
+
 /*
  * A renewal that met TRYAGAIN on the servers marked in split[]: a Redis
  * Cluster migrates the lock's slot and has moved some of its keys, not
@@ -113,8 +135,8 @@ is_tryagain(const redisReply *p)
  * server's outcome, as renew_code() has it.
  */
 static void
-renew_by_key(const struct lock *l, const char *split, int *code,
-    int64_t deadline, int64_t record_ms, struct lock_outcome *o)
+renew_by_key(const struct lock *l, const struct by_key *b, int64_t ttl,
+    int64_t record_ms, int *code, struct lock_outcome *o)
 {
 	/* Each step: its script, and where it takes the token and the
 	 * duration (the TTL; the record's for renew_record.lua). */
@@ -132,7 +154,7 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		  { SCRIPT_SH_RENEW_META, ARG_SH_RENEW_META_TOKEN,
 		    ARG_SH_RENEW_META_TTL } },
 	};
-	int steps = l->shared ? 3 : record_ms > 0 ? 2 : 1;
+	int shared = b->shared, steps = shared ? 3 : record_ms > 0 ? 2 : 1;
 	struct conn_req r[l->n];
 	char skip[l->n];
 
@@ -142,20 +164,19 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 		int left = 0;
 
 		for (int i = 0; i < l->n; i++) {
-			skip[i] = (char)(!split[i] ||
+			skip[i] = (char)(!b->split[i] ||
 			    (s > 0 && code[i] != TOKEN_DONE &&
 			    code[i] != TOKEN_STOP));
 			left += !skip[i];
 		}
 		if (left == 0)
 			return;
-		args_script(&a, step[l->shared][s].script, &l->k);
-		args_put(&a, step[l->shared][s].token, l->token,
-		    LOCK_TOKEN_LEN);
-		args_put_num(&a, step[l->shared][s].ms,
-		    s == 1 && !l->shared ? record_ms : l->ttl);
+		args_script(&a, step[shared][s].script, &l->k);
+		args_put_str(&a, step[shared][s].token, b->token);
+		args_put_num(&a, step[shared][s].ms,
+		    s == 1 && !shared ? record_ms : ttl);
 		quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
-		    .deadline = deadline, .intr_fd = -1, .skip = skip,
+		    .deadline = b->deadline, .intr_fd = -1, .skip = skip,
 		    .err = o->err, .errlen = sizeof(o->err) });
 		for (int i = 0; i < l->n; i++) {
 			int c = renew_code(r[i].reply);
@@ -163,11 +184,116 @@ renew_by_key(const struct lock *l, const char *split, int *code,
 			/* Later steps: no reply fails the renewal; K not
 			 * held shared loses it; metadata may ask to stop. */
 			if (!skip[i] && (s == 0 || c == RENEW_NONE ||
-			    (l->shared && c != TOKEN_DONE)))
+			    (shared && c != TOKEN_DONE)))
 				code[i] = c;
 		}
 		conn_req_clear(r, l->n);
 	}
+}
+
+/* sh_release_set.lua's reply when the token was the last holder. */
+#define RELEASE_LAST 3
+
+/* One step of a request key by key: a on the servers where skip[] is
+ * 0 (none: nothing is sent), each one's integer reply into code[]
+ * (RENEW_NONE: none, or skipped). */
+static void
+key_step(const struct lock *l, struct args *a, const char *skip,
+    int64_t deadline, int *code, struct lock_outcome *o)
+{
+	struct conn_req r[l->n];
+
+	for (int i = 0; i < l->n; i++)
+		code[i] = RENEW_NONE;
+	if (memchr(skip, 0, (size_t)l->n) == NULL)
+		return;
+	quorum_exec(l->conns, l->n, a, r, &(struct quorum_how){
+	    .deadline = deadline, .intr_fd = -1, .skip = skip,
+	    .err = o->err, .errlen = sizeof(o->err) });
+	for (int i = 0; i < l->n; i++)
+		if (!skip[i])
+			code[i] = renew_code(r[i].reply);
+	conn_req_clear(r, l->n);
+}
+
+/* key_step() of script s with the token (at argument tok, 0: none)
+ * and the number num (at argument nump, 0: none), on the split
+ * servers where code[] is `need` (RENEW_NONE: any that was released). */
+static void
+release_step(const struct lock *l, const struct by_key *b,
+    const struct keys *k, const int code[], struct step_of_release st,
+    struct lock_outcome *o)
+{
+	char skip[l->n];
+	int out[l->n];
+	struct args a;
+
+	for (int i = 0; i < l->n; i++)
+		skip[i] = (char)(!b->split[i] || (st.need == RENEW_NONE ?
+		    code[i] != TOKEN_DONE && code[i] != RELEASE_LAST :
+		    code[i] != st.need));
+	args_script(&a, st.script, k);
+	if (st.tok > 0)
+		args_put_str(&a, st.tok, b->token);
+	if (st.nump > 0)
+		args_put_num(&a, st.nump, st.num);
+	if (st.nump2 > 0)
+		args_put_num(&a, st.nump2, st.num2);
+	key_step(l, &a, skip, b->deadline, out, o);
+}
+
+/*
+ * A release that met TRYAGAIN on the servers marked in b->split: as
+ * renew_by_key(), key by key, the key that says whether the token
+ * holds the lock first (K; the holders' set when shared), then, where
+ * it was released, the holder's record, --once-per's success, K held
+ * shared when the last shared holder left, and a wake-up (both lists
+ * when shared: whether writers wait is another key's).  code[i] gets
+ * each split server's outcome of the first step (TOKEN_DONE released,
+ * or release.lua's others).
+ */
+static void
+release_by_key(const struct lock *l, const struct by_key *b, int *code,
+    struct lock_outcome *o)
+{
+	static const int tok_arg[2] = { ARG_RELEASE_KEY_TOKEN,
+	    ARG_SH_RELEASE_SET_TOKEN };
+	struct keys xk = l->k;
+	struct args a;
+	int sh = b->shared != 0;
+	char skip[l->n];
+
+	for (int i = 0; i < l->n; i++)
+		skip[i] = (char)!b->split[i];
+	args_script(&a, sh ? SCRIPT_SH_RELEASE_SET : SCRIPT_RELEASE_KEY, &l->k);
+	args_put_str(&a, tok_arg[sh], b->token);
+	o->err[0] = '\0';
+	key_step(l, &a, skip, b->deadline, code, o);
+	release_step(l, b, &l->k, code, sh ?
+	    (struct step_of_release){ SCRIPT_SH_RELEASE_META,
+	    ARG_SH_RELEASE_META_TOKEN, 0, 0, RENEW_NONE, 0, 0 } :
+	    (struct step_of_release){ SCRIPT_RELEASE_RECORD,
+	    ARG_RELEASE_RECORD_TOKEN, 0, 0, RENEW_NONE, 0, 0 }, o);
+	if (!sh && l->done_period > 0)
+		release_step(l, b, &l->k, code, (struct step_of_release){
+		    SCRIPT_ONCE_DONE, 0, ARG_ONCE_DONE_PERIOD, l->done_period,
+		    RENEW_NONE, ARG_ONCE_DONE_AGE, clock_ms() - l->done_since },
+		    o);
+	if (sh)
+		release_step(l, b, &l->k, code, (struct step_of_release){
+		    SCRIPT_SH_RELEASE_MARK, 0, 0, 0, RELEASE_LAST, 0, 0 }, o);
+	release_step(l, b, &l->k, code, (struct step_of_release){
+	    SCRIPT_WAKE_PUSH, 0, ARG_WAKE_PUSH_LINGER, PROTO_WAKE_LINGER_MS,
+	    RENEW_NONE, 0, 0 }, o);
+	xk.wake = xk.xwake;
+	xk.wakelen = xk.xwakelen;
+	if (sh)
+		release_step(l, b, &xk, code, (struct step_of_release){
+		    SCRIPT_WAKE_PUSH, 0, ARG_WAKE_PUSH_LINGER,
+		    PROTO_WAKE_LINGER_MS, RELEASE_LAST, 0, 0 }, o);
+	for (int i = 0; i < l->n; i++)
+		if (code[i] == RELEASE_LAST)
+			code[i] = TOKEN_DONE;
 }
 
 /*
@@ -216,7 +342,9 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	}
 	conn_req_clear(r, l->n);
 	if (splits > 0)
-		renew_by_key(l, split, code, deadline, record_ms, o);
+		renew_by_key(l, &(struct by_key){ .shared = l->shared,
+		    .token = l->token, .split = split, .deadline = deadline },
+		    l->ttl, record_ms, code, o);
 	for (int i = 0; i < l->n; i++) {
 		if (code[i] == RENEW_NONE)
 			continue;
@@ -283,7 +411,27 @@ token_args(const struct lock *l, enum script s, const char *token,
 }
 
 /*
- * Run script s for token on the servers not marked done, once.  A
+ * Script s of token_args() key by key on the servers of b->split, which
+ * answered TRYAGAIN: an extend (and lock_expire()'s) and a release
+ * with --min-hold as a renewal (renew_by_key()), a release as
+ * release_by_key().  code[i] gets each one's outcome as the script's.
+ */
+static void
+token_by_key(const struct lock *l, enum script s, long long arg,
+    const struct by_key *b, int *code, struct lock_outcome *o)
+{
+	if (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW)
+		renew_by_key(l, b, arg, s == SCRIPT_RENEW ?
+		    record_ms_for(l, arg) : 0, code, o);
+	else if (arg > 0)	/* kept: its lease and record end then */
+		renew_by_key(l, b, arg, arg, code, o);
+	else
+		release_by_key(l, b, code, o);
+}
+
+/*
+ * Run script s for token on the servers not marked done, once (key by
+ * key where a Redis Cluster answers TRYAGAIN: token_by_key()).  A
  * server that failed at once (a connection it had closed) stays
  * unmarked for one more try; done[i] is set for the others.  Returns
  * how many servers did it; adds to *others those where another token
@@ -295,32 +443,48 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 {
 	struct conn_req r[l->n];
 	struct args a;
-	int ok = 0;
+	int ok = 0, code[l->n], splits = 0;
+	char split[l->n];
+	int64_t deadline = token_deadline(l, brief);
 
 	/* After a successful run of --once-per the release records it. */
 	if (s == SCRIPT_RELEASE && l->done_period > 0)
 		s = SCRIPT_RELEASE_DONE;
 	token_args(l, s, token, arg, &a);
+	a.tryagain = 1;		/* see token_by_key() */
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
-	    .deadline = token_deadline(l, brief), .intr_fd = -1, .skip = done,
+	    .deadline = deadline, .intr_fd = -1, .skip = done,
 	    .err = o->err, .errlen = sizeof(o->err) });
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
 
+		code[i] = RENEW_NONE;
+		split[i] = (char)(!done[i] && is_tryagain(p));
+		splits += split[i];
 		if (done[i])
 			continue;
 		done[i] = (char)(p != NULL || r[i].timed_out);
-		if (p != NULL && p->type == REDIS_REPLY_INTEGER) {
-			ok += p->integer >= TOKEN_DONE;
-			o->stop |= p->integer == TOKEN_STOP &&
-			    (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW);
-			*others += p->integer == TOKEN_OTHER;
-			*shared += p->integer == TOKEN_SHARED;
-		} else if (p != NULL && p->type != REDIS_REPLY_ERROR)
+		if (p != NULL && p->type == REDIS_REPLY_INTEGER)
+			code[i] = (int)p->integer;
+		else if (p != NULL && p->type != REDIS_REPLY_ERROR)
 			quorum_note(&l->conns[i], &r[i], o->err, sizeof(o->err));
 	}
 	conn_req_clear(r, l->n);
+	if (splits > 0)
+		token_by_key(l, s, arg, &(struct by_key){ .shared =
+		    s == SCRIPT_SH_RENEW || s == SCRIPT_SH_RELEASE,
+		    .token = token, .split = split, .deadline = deadline },
+		    code, o);
+	for (int i = 0; i < l->n; i++) {
+		if (code[i] == RENEW_NONE)
+			continue;
+		ok += code[i] >= TOKEN_DONE;
+		o->stop |= code[i] == TOKEN_STOP &&
+		    (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW);
+		*others += code[i] == TOKEN_OTHER;
+		*shared += code[i] == TOKEN_SHARED;
+	}
 	return ok;
 }
 

@@ -76,13 +76,13 @@ view_meta(struct lock_view *v, const redisReply *h, const char *prefix)
 	}
 }
 
-/* A shared lock's reply (see src/lua/inspect.lua): every live holder into
- * v->holders.  Returns 0, or -1 when out of memory. */
+/* A shared lock's holders h ({token, pttl...}) and their metadata m
+ * (HGETALL of hmeta; NULL: none) as src/lua/inspect.lua reads them:
+ * every live holder into v->holders.  Returns 0, or -1 when out of
+ * memory. */
 static int
-view_holders(struct lock_view *v, const redisReply *p)
+view_holders(struct lock_view *v, const redisReply *h, const redisReply *m)
 {
-	const redisReply *h = p->element[REPLY_INSPECT_HOLDERS];
-	const redisReply *m = p->element[REPLY_INSPECT_HMETA];
 	size_t n = h->type == REDIS_REPLY_ARRAY ? h->elements / 2 : 0;
 
 	v->shared = 1;
@@ -97,7 +97,7 @@ view_holders(struct lock_view *v, const redisReply *p)
 		e->answered = e->held = 1;
 		snprintf(e->token, sizeof(e->token), "%s", reply_str(h, 2 * i));
 		e->pttl = reply_int(h, 2 * i + 1);
-		if (m->type == REDIS_REPLY_ARRAY)
+		if (m != NULL && m->type == REDIS_REPLY_ARRAY)
 			view_meta(e, m, e->token);
 	}
 	return 0;
@@ -114,6 +114,111 @@ inspect_views_free(struct lock_view *v, int n)
 	}
 }
 
+/* Run a on server i alone (a Redis Cluster's node, following its
+ * redirections), until deadline; r[i] gets its reply, which the caller
+ * frees (conn_req_clear(r, l->n)). */
+static void
+one_round(const struct lock *l, int i, struct args *a, struct conn_req *r,
+    int64_t deadline, struct lock_outcome *o)
+{
+	char skip[l->n];
+
+	memset(skip, 1, sizeof(skip));
+	skip[i] = 0;
+	quorum_exec(l->conns, l->n, a, r, &(struct quorum_how){
+	    .deadline = deadline, .intr_fd = -1, .skip = skip,
+	    .err = o->err, .errlen = sizeof(o->err) });
+}
+
+/* Server i's view of a lock held shared, read key by key: its live
+ * holders and their metadata. */
+static void
+view_shared_by_key(const struct lock *l, int i, struct lock_view *v,
+    int64_t deadline, struct lock_outcome *o)
+{
+	struct conn_req r[l->n], rm[l->n];
+	struct args a, m = { .script = -1 };
+
+	args_script(&a, SCRIPT_INSPECT_HOLDERS, &l->k);
+	one_round(l, i, &a, r, deadline, o);
+	args_str(&m, "HGETALL");
+	args_add(&m, l->k.hmeta, l->k.hmetalen);
+	one_round(l, i, &m, rm, deadline, o);
+	if (r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_ARRAY)
+		view_holders(v, r[i].reply, rm[i].reply);
+	else
+		view_holders(v, &(redisReply){ .type = REDIS_REPLY_ARRAY },
+		    NULL);
+	v->held = v->nholders > 0;
+	conn_req_clear(r, l->n);
+	conn_req_clear(rm, l->n);
+}
+
+/*
+ * Server i answered TRYAGAIN: a Redis Cluster migrates the lock's slot
+ * and its keys are not all on one node, where no script on several
+ * keys runs.  Read the view key by key instead (src/lua/inspect_key.lua:
+ * K, then the exclusive holder's record or the shared holders), each
+ * where its key is; with remove, then delete each of the lock's keys
+ * and wake a waiter.  What a waiter or a lock-delay adds to a view is
+ * not read.
+ */
+static void
+inspect_by_key(const struct lock *l, int i, struct lock_view *v, int remove,
+    struct lock_outcome *o)
+{
+	const char *key[4] = { l->k.key, l->k.meta, l->k.holders, l->k.hmeta };
+	size_t len[4] = { l->k.keylen, l->k.metalen, l->k.holderslen,
+	    l->k.hmetalen };
+	int64_t deadline = clock_ms() + LEASE_VERB_TIMEOUT_MS;
+	struct conn_req r[l->n];
+	struct args a;
+	const redisReply *p;
+
+	o->err[0] = '\0';
+	args_script(&a, SCRIPT_INSPECT_KEY, &l->k);
+	one_round(l, i, &a, r, deadline, o);
+	p = quorum_array(&l->conns[i], &r[i], 0, o->err, sizeof(o->err));
+	memset(v, 0, sizeof(*v));
+	v->answered = p != NULL;
+	if (p != NULL && p->elements == NREPLY_INSPECT_KEY) {
+		v->held = 1;
+		snprintf(v->token, sizeof(v->token), "%s",
+		    reply_str(p, REPLY_INSPECT_KEY_TOKEN));
+		v->pttl = reply_int(p, REPLY_INSPECT_KEY_PTTL);
+	}
+	conn_req_clear(r, l->n);
+	if (v->held && strcmp(reply_str(p, REPLY_INSPECT_KEY_STOP), "type")
+	    == 0) {
+		/* Not a lock at all: a value of another type. */
+		snprintf(v->type, sizeof(v->type), "%s", v->token);
+		v->token[0] = '\0';
+	} else if (v->held && memcmp(v->token, PROTO_MARKER, 1) == 0)
+		view_shared_by_key(l, i, v, deadline, o);
+	else if (v->held) {
+		args_script(&a, SCRIPT_INSPECT_RECORD, &l->k);
+		args_put_str(&a, ARG_INSPECT_RECORD_TOKEN, v->token);
+		one_round(l, i, &a, r, deadline, o);
+		if (r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_ARRAY)
+			view_meta(v, r[i].reply, NULL);
+		conn_req_clear(r, l->n);
+	}
+	for (int k = 0; remove && k < 4; k++) {
+		struct args d = { .script = -1 };
+
+		args_str(&d, "DEL");
+		args_add(&d, key[k], len[k]);
+		one_round(l, i, &d, r, deadline, o);
+		conn_req_clear(r, l->n);
+	}
+	if (remove) {
+		args_script(&a, SCRIPT_WAKE_PUSH, &l->k);
+		args_put_num(&a, ARG_WAKE_PUSH_LINGER, PROTO_WAKE_LINGER_MS);
+		one_round(l, i, &a, r, deadline, o);
+		conn_req_clear(r, l->n);
+	}
+}
+
 /*
  * Fill v[i] with server i's view of the lock; with remove, delete it
  * too, whoever holds it (every shared holder).  Returns how many
@@ -126,17 +231,22 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 	struct conn_req r[l->n];
 	struct args a;
 	int answered = 0;
+	char split[l->n];
 
+	memset(split, 0, sizeof(split));
 	args_script(&a, SCRIPT_INSPECT, &l->k);
 	args_put_str(&a, ARG_INSPECT_REMOVE, remove ? "1" : "0");
 	args_put_num(&a, ARG_INSPECT_WAKE_LINGER, PROTO_WAKE_LINGER_MS);
+	a.tryagain = 1;		/* see inspect_by_key() */
 	o->err[0] = '\0';
 	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, o);
 	for (int i = 0; i < l->n; i++) {
-		const redisReply *fields, *p = quorum_array(&l->conns[i], &r[i],
-		    0, o->err, sizeof(o->err));
+		const redisReply *fields, *p;
 
 		memset(&v[i], 0, sizeof(v[i]));
+		split[i] = (char)(reply_error(r[i].reply) == SERVER_TRYAGAIN);
+		p = split[i] ? NULL : quorum_array(&l->conns[i], &r[i], 0,
+		    o->err, sizeof(o->err));
 		if (p == NULL)
 			continue;
 		v[i].answered = 1;
@@ -159,7 +269,8 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 			snprintf(v[i].type, sizeof(v[i].type), "%s", v[i].token);
 			v[i].token[0] = '\0';
 		} else if (p->elements >= 5) {
-			view_holders(&v[i], p);
+			view_holders(&v[i], p->element[REPLY_INSPECT_HOLDERS],
+			    p->element[REPLY_INSPECT_HMETA]);
 			/* Every lease has ended: nobody holds it any more. */
 			v[i].held = v[i].nholders > 0;
 		}
@@ -167,6 +278,11 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
 			view_meta(&v[i], fields, NULL);
 	}
 	conn_req_clear(r, l->n);
+	for (int i = 0; i < l->n; i++)
+		if (split[i]) {
+			inspect_by_key(l, i, &v[i], remove, o);
+			answered += v[i].answered;
+		}
 	return answered;
 }
 

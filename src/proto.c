@@ -109,7 +109,10 @@ static const char *const scripts[SCRIPT_COUNT] = {
 	lua_bump, lua_inspect, lua_sh_acquire, lua_sh_renew, lua_sh_release,
 	lua_stop, lua_notify, lua_release_done, lua_once, lua_once_mark,
 	lua_renew_record, lua_sh_renew_set, lua_sh_renew_mark,
-	lua_sh_renew_meta
+	lua_sh_renew_meta,
+	lua_release_key, lua_release_record, lua_wake_push, lua_once_done,
+	lua_sh_release_set, lua_sh_release_meta, lua_sh_release_mark,
+	lua_inspect_key, lua_inspect_record, lua_inspect_holders
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -308,6 +311,16 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		[SCRIPT_SH_RENEW_SET] = SCRIPT_KEYS_SH_RENEW_SET,
 		[SCRIPT_SH_RENEW_MARK] = SCRIPT_KEYS_SH_RENEW_MARK,
 		[SCRIPT_SH_RENEW_META] = SCRIPT_KEYS_SH_RENEW_META,
+		[SCRIPT_RELEASE_KEY] = SCRIPT_KEYS_RELEASE_KEY,
+		[SCRIPT_RELEASE_RECORD] = SCRIPT_KEYS_RELEASE_RECORD,
+		[SCRIPT_WAKE_PUSH] = SCRIPT_KEYS_WAKE_PUSH,
+		[SCRIPT_ONCE_DONE] = SCRIPT_KEYS_ONCE_DONE,
+		[SCRIPT_SH_RELEASE_SET] = SCRIPT_KEYS_SH_RELEASE_SET,
+		[SCRIPT_SH_RELEASE_META] = SCRIPT_KEYS_SH_RELEASE_META,
+		[SCRIPT_SH_RELEASE_MARK] = SCRIPT_KEYS_SH_RELEASE_MARK,
+		[SCRIPT_INSPECT_KEY] = SCRIPT_KEYS_INSPECT_KEY,
+		[SCRIPT_INSPECT_RECORD] = SCRIPT_KEYS_INSPECT_RECORD,
+		[SCRIPT_INSPECT_HOLDERS] = SCRIPT_KEYS_INSPECT_HOLDERS,
 	};
 
 	if (shas[s][0] == '\0')

@@ -30,6 +30,14 @@ enum script {
 	 * set, K held shared, their metadata. */
 	SCRIPT_RENEW_RECORD, SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
 	SCRIPT_SH_RENEW_META,
+	/* A release and an operator's view key by key, for the same
+	 * reason: K, the record, a wake-up, --once-per's success; the
+	 * holders' set, their metadata, K held shared; what K, the record
+	 * and the holders' set say. */
+	SCRIPT_RELEASE_KEY, SCRIPT_RELEASE_RECORD, SCRIPT_WAKE_PUSH,
+	SCRIPT_ONCE_DONE, SCRIPT_SH_RELEASE_SET, SCRIPT_SH_RELEASE_META,
+	SCRIPT_SH_RELEASE_MARK, SCRIPT_INSPECT_KEY, SCRIPT_INSPECT_RECORD,
+	SCRIPT_INSPECT_HOLDERS,
 	SCRIPT_COUNT
 };
 

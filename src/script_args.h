@@ -56,6 +56,26 @@
 #define REPLY_INSPECT_HMETA 4
 #define NREPLY_INSPECT 5
 
+/* inspect_holders.lua */
+#define SCRIPT_KEYS_INSPECT_HOLDERS "h"
+#define NKEYS_INSPECT_HOLDERS 1
+#define ARGC_INSPECT_HOLDERS 0
+
+/* inspect_key.lua */
+#define SCRIPT_KEYS_INSPECT_KEY "k"
+#define NKEYS_INSPECT_KEY 1
+#define ARGC_INSPECT_KEY 0
+#define REPLY_INSPECT_KEY_TOKEN 0
+#define REPLY_INSPECT_KEY_PTTL 1
+#define REPLY_INSPECT_KEY_STOP 2
+#define NREPLY_INSPECT_KEY 3
+
+/* inspect_record.lua */
+#define SCRIPT_KEYS_INSPECT_RECORD "m"
+#define NKEYS_INSPECT_RECORD 1
+#define ARG_INSPECT_RECORD_TOKEN 1
+#define ARGC_INSPECT_RECORD 1
+
 /* notify.lua */
 #define SCRIPT_KEYS_NOTIFY "d"
 #define NKEYS_NOTIFY 1
@@ -71,6 +91,13 @@
 #define REPLY_ONCE_LAST 1
 #define REPLY_ONCE_NOW 2
 #define NREPLY_ONCE 3
+
+/* once_done.lua */
+#define SCRIPT_KEYS_ONCE_DONE "o"
+#define NKEYS_ONCE_DONE 1
+#define ARG_ONCE_DONE_PERIOD 1
+#define ARG_ONCE_DONE_AGE 2
+#define ARGC_ONCE_DONE 2
 
 /* once_mark.lua */
 #define SCRIPT_KEYS_ONCE_MARK "ko"
@@ -118,6 +145,18 @@
 #define ARG_RELEASE_DONE_AGE 3
 #define ARG_RELEASE_DONE_KEEP_MS 4
 #define ARGC_RELEASE_DONE 4
+
+/* release_key.lua */
+#define SCRIPT_KEYS_RELEASE_KEY "k"
+#define NKEYS_RELEASE_KEY 1
+#define ARG_RELEASE_KEY_TOKEN 1
+#define ARGC_RELEASE_KEY 1
+
+/* release_record.lua */
+#define SCRIPT_KEYS_RELEASE_RECORD "m"
+#define NKEYS_RELEASE_RECORD 1
+#define ARG_RELEASE_RECORD_TOKEN 1
+#define ARGC_RELEASE_RECORD 1
 
 /* renew.lua */
 #define SCRIPT_KEYS_RENEW "km"
@@ -167,6 +206,23 @@
 #define ARG_SH_RELEASE_WAKE_LINGER 4
 #define ARGC_SH_RELEASE 4
 
+/* sh_release_mark.lua */
+#define SCRIPT_KEYS_SH_RELEASE_MARK "k"
+#define NKEYS_SH_RELEASE_MARK 1
+#define ARGC_SH_RELEASE_MARK 0
+
+/* sh_release_meta.lua */
+#define SCRIPT_KEYS_SH_RELEASE_META "H"
+#define NKEYS_SH_RELEASE_META 1
+#define ARG_SH_RELEASE_META_TOKEN 1
+#define ARGC_SH_RELEASE_META 1
+
+/* sh_release_set.lua */
+#define SCRIPT_KEYS_SH_RELEASE_SET "h"
+#define NKEYS_SH_RELEASE_SET 1
+#define ARG_SH_RELEASE_SET_TOKEN 1
+#define ARGC_SH_RELEASE_SET 1
+
 /* sh_renew.lua */
 #define SCRIPT_KEYS_SH_RENEW "khH"
 #define NKEYS_SH_RENEW 3
@@ -211,5 +267,11 @@
 #define REPLY_STOP_SINCE 4
 #define REPLY_STOP_LATER 5
 #define NREPLY_STOP 6
+
+/* wake_push.lua */
+#define SCRIPT_KEYS_WAKE_PUSH "w"
+#define NKEYS_WAKE_PUSH 1
+#define ARG_WAKE_PUSH_LINGER 1
+#define ARGC_WAKE_PUSH 1
 
 #endif

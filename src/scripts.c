@@ -327,6 +327,44 @@ const char lua_inspect[] =
     "end\n"
     "return r\n";
 
+const char lua_inspect_holders[] =
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local h = redis.call('ZRANGEBYSCORE', KEYS[1],\n"
+    "  '(' .. string.format('%d', now), '+inf', 'WITHSCORES')\n"
+    "for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end\n"
+    "return h\n";
+
+const char lua_inspect_key[] =
+    "local function unmark(v)\n"
+    "  if v and string.sub(v, -5) == '\\0stop' then\n"
+    "    return string.sub(v, 1, -6), true\n"
+    "  end\n"
+    "  return v, false\n"
+    "end\n"
+    "local ty = redis.call('TYPE', KEYS[1])['ok']\n"
+    "if ty == 'none' then return {} end\n"
+    "if ty ~= 'string' then\n"
+    "  return {ty, redis.call('PTTL', KEYS[1]), 'type'}\n"
+    "end\n"
+    "local v, stop = unmark(redis.call('GET', KEYS[1]))\n"
+    "return {v, redis.call('PTTL', KEYS[1]), stop and '1' or '0'}\n";
+
+const char lua_inspect_record[] =
+    "local function record(m, v)\n"
+    "  if not m then return {} end\n"
+    "  local f, pos = {}, 1\n"
+    "  for n = 1, 8 do\n"
+    "    local e = string.find(m, '\\0', pos, true) or #m + 1\n"
+    "    f[n] = string.sub(m, pos, e - 1)\n"
+    "    pos = e + 1\n"
+    "  end\n"
+    "  if f[2] ~= v then return {} end\n"
+    "  return {'fence', f[1], 'ttl', f[3], 'host', f[4], 'pid', f[5],\n"
+    "    'user', f[6], 'cmd', f[7], 'start', f[8]}\n"
+    "end\n"
+    "return record(redis.call('GET', KEYS[1]), ARGV[1])\n";
+
 const char lua_notify[] =
     "redis.call('RPUSH', KEYS[1], '1')\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[1])\n"
@@ -341,6 +379,17 @@ const char lua_once[] =
     "  return {1, d, now}\n"
     "end\n"
     "return {0, d or 0, now}\n";
+
+const char lua_once_done[] =
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local p, got = tonumber(ARGV[1]), now - tonumber(ARGV[2])\n"
+    "local left = p - got % p - (now - got)\n"
+    "if left > 0 then\n"
+    "  redis.call('SET', KEYS[1], string.format('%d', got), 'PX',\n"
+    "    string.format('%d', left))\n"
+    "end\n"
+    "return 1\n";
 
 const char lua_once_mark[] =
     "local v, stop = redis.pcall('GET', KEYS[1]), false\n"
@@ -543,6 +592,28 @@ const char lua_release_done[] =
     "  redis.call('LTRIM', KEYS[3], 0, n - 1)\n"
     "end\n"
     "redis.call('PEXPIRE', KEYS[3], '10000')\n"
+    "return 1\n";
+
+const char lua_release_key[] =
+    "local v, stop = redis.pcall('GET', KEYS[1]), false\n"
+    "if type(v) == 'table' then v = '\\0other' end\n"
+    "if v ~= ARGV[1] then\n"
+    "  if v == '\\0shared' then return -2 end\n"
+    "  if not v then return -1 end\n"
+    "  if v ~= ARGV[1] .. '\\0stop' then return 0 end\n"
+    "  stop = true\n"
+    "end\n"
+    "redis.call('DEL', KEYS[1])\n"
+    "return 1\n";
+
+const char lua_release_record[] =
+    "local m = redis.pcall('GET', KEYS[1])\n"
+    "if type(m) ~= 'string' then return 0 end\n"
+    "local e = string.find(m, '\\0', 1, true)\n"
+    "if not e or string.sub(m, e + 1, e + #ARGV[1] + 1) ~= ARGV[1] .. '\\0' then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('DEL', KEYS[1])\n"
     "return 1\n";
 
 const char lua_renew[] =
@@ -794,6 +865,31 @@ const char lua_sh_release[] =
     "end\n"
     "return 1\n";
 
+const char lua_sh_release_mark[] =
+    "local v = redis.pcall('GET', KEYS[1])\n"
+    "if v ~= '\\0shared' then return 0 end\n"
+    "redis.call('DEL', KEYS[1])\n"
+    "return 1\n";
+
+const char lua_sh_release_meta[] =
+    "local g = ARGV[1]\n"
+    "redis.call('HDEL', KEYS[1], g .. ':host', g .. ':pid', g .. ':user',\n"
+    "  g .. ':cmd', g .. ':start', g .. ':fence', g .. ':ttl', g .. ':stop')\n"
+    "return 1\n";
+
+const char lua_sh_release_set[] =
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+    "if not s or tonumber(s) <= now then return -1 end\n"
+    "if redis.call('ZCARD', KEYS[1]) > 1 then\n"
+    "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+    "  return 1\n"
+    "end\n"
+    "redis.call('DEL', KEYS[1])\n"
+    "return 3\n";
+
 const char lua_sh_renew[] =
     "local v = redis.pcall('GET', KEYS[1])\n"
     "if type(v) == 'table' then v = '\\0other' end\n"
@@ -964,25 +1060,42 @@ const char lua_stop[] =
     "end\n"
     "return {asked, left + foreign, pttl, foreign, since, later}\n";
 
+const char lua_wake_push[] =
+    "if redis.call('RPUSH', KEYS[1], '1') > 1 then\n"
+    "  redis.call('LTRIM', KEYS[1], 0, 0)\n"
+    "end\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[1])\n"
+    "return 1\n";
+
 const struct lua_script lua_scripts[] = {
 	{ "acquire", lua_acquire },
 	{ "acquire_any", lua_acquire_any },
 	{ "bump", lua_bump },
 	{ "inspect", lua_inspect },
+	{ "inspect_holders", lua_inspect_holders },
+	{ "inspect_key", lua_inspect_key },
+	{ "inspect_record", lua_inspect_record },
 	{ "notify", lua_notify },
 	{ "once", lua_once },
+	{ "once_done", lua_once_done },
 	{ "once_mark", lua_once_mark },
 	{ "record", lua_record },
 	{ "release", lua_release },
 	{ "release_done", lua_release_done },
+	{ "release_key", lua_release_key },
+	{ "release_record", lua_release_record },
 	{ "renew", lua_renew },
 	{ "renew_record", lua_renew_record },
 	{ "sh_acquire", lua_sh_acquire },
 	{ "sh_release", lua_sh_release },
+	{ "sh_release_mark", lua_sh_release_mark },
+	{ "sh_release_meta", lua_sh_release_meta },
+	{ "sh_release_set", lua_sh_release_set },
 	{ "sh_renew", lua_sh_renew },
 	{ "sh_renew_mark", lua_sh_renew_mark },
 	{ "sh_renew_meta", lua_sh_renew_meta },
 	{ "sh_renew_set", lua_sh_renew_set },
 	{ "stop", lua_stop },
+	{ "wake_push", lua_wake_push },
 	{ 0, 0 }
 };

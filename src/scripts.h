@@ -21,10 +21,14 @@ struct lua_script {
 extern const struct lua_script lua_scripts[];
 
 extern const char lua_acquire[], lua_acquire_any[], lua_bump[],
-    lua_inspect[], lua_notify[], lua_once[], lua_once_mark[], lua_record[],
-    lua_release[], lua_release_done[], lua_renew[], lua_renew_record[],
-    lua_sh_acquire[], lua_sh_release[], lua_sh_renew[], lua_sh_renew_mark[],
-    lua_sh_renew_meta[], lua_sh_renew_set[], lua_stop[];
+    lua_inspect[], lua_inspect_holders[], lua_inspect_key[],
+    lua_inspect_record[], lua_notify[], lua_once[], lua_once_done[],
+    lua_once_mark[], lua_record[], lua_release[], lua_release_done[],
+    lua_release_key[], lua_release_record[], lua_renew[], lua_renew_record[],
+    lua_sh_acquire[], lua_sh_release[], lua_sh_release_mark[],
+    lua_sh_release_meta[], lua_sh_release_set[], lua_sh_renew[],
+    lua_sh_renew_mark[], lua_sh_renew_meta[], lua_sh_renew_set[],
+    lua_stop[], lua_wake_push[];
 
 /*
  * The KEYS, ARGV and reply elements of each script, by name:

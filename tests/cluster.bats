@@ -327,6 +327,117 @@ tag_on() { first_on "$1" '{' t '}'; }
 	assert key_gone_on "$dst" "redlock:$x"
 }
 
+# start_migrating SLOT SRC DST: the Redis manual's first two steps of
+# moving SLOT from node SRC to node DST (the target first).
+start_migrating() {
+	assert_equal "$(rcli_at "$3" CLUSTER SETSLOT "$1" IMPORTING \
+		"$(rcli_at "$2" CLUSTER MYID)")" OK
+	assert_equal "$(rcli_at "$2" CLUSTER SETSLOT "$1" MIGRATING \
+		"$(rcli_at "$3" CLUSTER MYID)")" OK
+}
+
+# end_migration SLOT DST: every node says DST serves SLOT (the target
+# first, as the Redis manual orders it).
+end_migration() {
+	local n
+	for n in "$2" "${NODES[@]}"; do
+		assert_equal "$(rcli_at "$n" CLUSTER SETSLOT "$1" NODE \
+			"$(rcli_at "$2" CLUSTER MYID)")" OK
+	done
+}
+
+@test "a holder whose slot is mid-migration shows in status and releases at once" {
+	# Mid-migration a script on several keys runs nowhere until the slot
+	# has moved: the source answers TRYAGAIN while it lacks one of them
+	# (wake and waiting do not exist while nobody waits), the target too.
+	# -t 60s: a release that failed would leave NAME held for a minute.
+	local name key slot src=c1 dst=c3
+	name=$(name_on "$src")
+	key=redlock:$name
+	slot=$(slot_of "$key")
+	hold_lock h -t 60s -u "$(url_of c2)" "$name"
+	start_migrating "$slot" "$src" "$dst"
+	# Nothing moved yet.
+	run -0 --separate-stderr redlock status -u "$(url_of c2)" "$name"
+	assert_line 'state:   held'
+	assert_line --regexp '^holder:  .*@.* pid [0-9]+$'
+	# The lock moves, its holder's record stays: the lock's keys are on
+	# two nodes.
+	assert_equal "$(migrate_some "$src" "$dst" "$key")" OK
+	run -0 --separate-stderr redlock status -u "$(url_of "$src")" "$name"
+	assert_line 'state:   held'
+	assert_line --regexp '^holder:  .*@.* pid [0-9]+$'
+	assert_equal "$stderr" ''
+	run -0 redlock list -u "$(url_of c2)"
+	assert_line --regexp "^$name "
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err h)" ''
+	assert key_asking_gone_on "$dst" "$key"
+	assert key_gone_on "$src" "$key"
+	# Once the slot has moved, the next holder is granted at once (not
+	# after the minute a lock left behind would last).
+	end_migration "$slot" "$dst"
+	run -0 redlock -n -u "$(url_of "$src")" "$name" true
+}
+
+@test "after a migration the holder's status and release go to the new owner (MOVED)" {
+	local name key slot src=c2 dst=c1
+	name=$(name_on "$src")
+	key=redlock:$name
+	slot=$(slot_of "$key")
+	hold_lock h -t 60s -u "$(url_of "$src")" "$name"
+	start_migrating "$slot" "$src" "$dst"
+	assert_equal "$(migrate_some "$src" "$dst" "-$slot")" OK
+	end_migration "$slot" "$dst"
+	run -0 --separate-stderr redlock status -u "$(url_of "$src")" "$name"
+	assert_line 'state:   held'
+	assert_line --regexp '^holder:  .*@.* pid [0-9]+$'
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err h)" ''
+	assert key_gone_on "$dst" "$key"
+	run -0 redlock -n -u "$(url_of "$src")" "$name" true
+}
+
+@test "mid-migration the verbs and a shared holder work key by key" {
+	# acquire before, then status, extend, release by token, break, and a
+	# --limit holder's status and release, while the lock's keys are on
+	# two nodes.
+	local tag src=c3 dst=c2 slot token x s
+	tag=$(tag_on "$src")
+	x="{$tag}x" s="{$tag}s"
+	slot=$(slot_of "{$tag}")
+	token=$(redlock acquire -t 60s -u "$(url_of c1)" "$x")
+	hold_lock sh -t 60s --limit 2 -u "$(url_of c1)" "$s"
+	start_migrating "$slot" "$src" "$dst"
+	assert_equal "$(migrate_some "$src" "$dst" "redlock:$x" "redlock:$s")" OK
+	run -0 redlock status -u "$(url_of c1)" "$x"
+	assert_line 'state:   held'
+	run -0 redlock extend -t 90s -u "$(url_of c1)" "$x" "$token"
+	assert [ "$(printf 'ASKING\nPTTL %s\n' "redlock:$x" |
+		rcli_at "$dst" | tail -n 1)" -gt 60000 ]
+	run -0 --separate-stderr redlock release -u "$(url_of c1)" "$x" "$token"
+	assert_equal "$stderr" ''
+	assert key_asking_gone_on "$dst" "redlock:$x"
+	run -0 redlock status -u "$(url_of c1)" "$s"
+	assert_line --regexp '^holder:  .*@.* pid [0-9]+'
+	release_lock sh
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(bg_err sh)" ''
+	assert key_asking_gone_on "$dst" "redlock:$s"
+	# break: a lock left behind mid-migration is removed.
+	end_migration "$slot" "$dst"
+	token=$(redlock acquire -t 60s -u "$(url_of c1)" "$x")
+	start_migrating "$slot" "$dst" "$src"
+	assert_equal "$(migrate_some "$dst" "$src" "redlock:$x")" OK
+	run -0 --separate-stderr redlock break -u "$(url_of c1)" "$x"
+	assert_regex "$stderr" "removed lock '\\$x'|removed lock"
+	assert key_asking_gone_on "$src" "redlock:$x"
+	end_migration "$slot" "$src"
+	run -0 redlock -n -u "$(url_of c1)" "$x" true
+}
+
 # tryagains NODE: how many TRYAGAIN errors NODE has answered.
 tryagains() {
 	local c

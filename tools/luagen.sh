@@ -33,7 +33,8 @@
 #                      letters proto.c's args_script() sends them by
 #                      (when each is a key of struct keys), and
 #                      NKEYS_SCRIPT, their count
-#   --@argv NAME...    its ARGV, in order: ARG_SCRIPT_NAME is NAME's
+#   --@argv NAME...    its ARGV, in order (a bare --@argv: none):
+#                      ARG_SCRIPT_NAME is NAME's
 #                      position (1-based, for args_put()), ARGC_SCRIPT
 #                      their count; a last NAME... is a list of any
 #                      length that starts there (not counted)
@@ -188,12 +189,14 @@ contract() {
 				known = 1
 				for (i = 1; i <= nk; i++)
 					known = known && (keys[i] in letter)
-			} else if (line ~ /^--@argv[ \t]/)
+			} else if (line ~ /^--@argv([ \t]|$)/) {
 				na = split(substr(line, 9), argv, " ")
+				sawargv = 1
+			}
 			else if (line ~ /^--@reply[ \t]/)
 				nr = split(substr(line, 10), reply, " ")
 		}
-		if (nk == 0 || na == 0)
+		if (nk == 0 || !sawargv)
 			fail("no --@keys or --@argv line")
 		fixed = na
 		if (argv[na] ~ /\.\.\.$/)
