@@ -13,6 +13,10 @@ DATADIR  ?= $(PREFIX)/share
 # keeps site-functions for the local administrator (debian/rules).
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+# The jobs of the units (systemd/): /etc/redlock/jobs whatever PREFIX is,
+# as redlock(1) tells the administrator (its SYSTEMD section).
+SYSCONFDIR ?= /etc
+JOBDIR    = $(SYSCONFDIR)/redlock/jobs
 PKG_CONFIG ?= pkg-config
 PKGS      = hiredis uuid
 # OpenSSL's headers only: src/tls.c loads libssl with dlopen() when a TLS
@@ -202,7 +206,7 @@ install: redlock
 		$(DESTDIR)$(DATADIR)/bash-completion/completions \
 		$(DESTDIR)$(ZSHCOMPDIR) \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/redlock
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/redlock $(DESTDIR)$(JOBDIR)
 	install -m 755 redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
 	install -m 644 completions/redlock.bash \
@@ -212,13 +216,15 @@ install: redlock
 	install -m 644 completions/redlock.fish \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish
 	for u in redlock-job@.service redlock-job@.timer; do \
-		sed 's|/usr/bin/redlock|$(BINDIR)/redlock|' systemd/$$u \
+		sed -e 's|/usr/bin/redlock|$(BINDIR)/redlock|' \
+			-e 's|/etc/redlock/jobs/|$(JOBDIR)/|' systemd/$$u \
 			>$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
 	install -m 644 monitoring/redlock.rules.yml \
 		$(DESTDIR)$(DATADIR)/redlock/redlock.rules.yml
 
+# The jobs' directory goes only if no job is left in it.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock \
@@ -228,6 +234,7 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/redlock-job@.timer \
 		$(DESTDIR)$(DATADIR)/redlock/redlock.rules.yml
 	rmdir $(DESTDIR)$(DATADIR)/redlock 2>/dev/null || true
+	rmdir $(DESTDIR)$(JOBDIR) $(DESTDIR)$(SYSCONFDIR)/redlock 2>/dev/null || true
 
 clean:
 	rm -f redlock tests/unit src/*.o

@@ -13,7 +13,7 @@ setup() {
 	fi
 }
 
-@test "make install puts the binary, man page, three completions, the units and the alerting rules under DESTDIR" {
+@test "make install puts the binary, man page, three completions, the units, the alerting rules and the jobs' directory under DESTDIR" {
 	local dest=$BATS_TEST_TMPDIR/stage
 	run -0 make -s -C "$REPO_DIR" install PREFIX=/usr DESTDIR="$dest"
 	assert [ -x "$dest/usr/bin/redlock" ]
@@ -24,6 +24,11 @@ setup() {
 	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.service" ]
 	assert [ -f "$dest/usr/lib/systemd/system/redlock-job@.timer" ]
 	cmp "$REPO_DIR/monitoring/redlock.rules.yml" "$dest/usr/share/redlock/redlock.rules.yml"
+	# The directory of the man page's first step under SYSTEMD
+	# (install -m 755 report.sh /etc/redlock/jobs/report), empty.
+	assert [ -d "$dest/etc/redlock/jobs" ]
+	run -0 stat -c %a "$dest/etc/redlock/jobs"
+	assert_output 755
 	run -0 "$dest/usr/bin/redlock" --version
 	assert_output --regexp '^redlock [0-9]'
 	# Nothing else, and nothing outside DESTDIR/PREFIX.
@@ -33,6 +38,16 @@ setup() {
 	run -0 sh -c "cd '$dest' && find . -type f | wc -l"
 	assert_output 0
 	assert [ ! -e "$dest/usr/share/redlock" ]
+	assert [ ! -e "$dest/etc/redlock" ]
+}
+
+@test "make uninstall leaves the jobs' directory while a job is in it" {
+	local dest=$BATS_TEST_TMPDIR/stage
+	run -0 make -s -C "$REPO_DIR" install PREFIX=/usr DESTDIR="$dest"
+	printf '#!/bin/sh\n' >"$dest/etc/redlock/jobs/report"
+	run -0 make -s -C "$REPO_DIR" uninstall PREFIX=/usr DESTDIR="$dest"
+	assert [ -f "$dest/etc/redlock/jobs/report" ]
+	assert [ ! -e "$dest/usr/bin/redlock" ]
 }
 
 @test "make install honours PREFIX" {
@@ -43,4 +58,8 @@ setup() {
 	# The units run the binary where it was installed.
 	run -0 grep '^ExecStart=' "$dest/opt/rl/lib/systemd/system/redlock-job@.service"
 	assert_output --partial '=/opt/rl/bin/redlock '
+	# The jobs stay in /etc/redlock/jobs, where the man page and the
+	# units say they are.
+	assert_output --partial ' /etc/redlock/jobs/%i'
+	assert [ -d "$dest/etc/redlock/jobs" ]
 }

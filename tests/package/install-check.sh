@@ -95,6 +95,12 @@ for f in /usr/share/bash-completion/completions/redlock \
 	/usr/share/redlock/redlock.rules.yml; do
 	[[ -f $f ]] || bad "$f is not installed"
 done
+# The man page's first step under SYSTEMD installs a job there.
+if [[ -d /etc/redlock/jobs && $(stat -c '%a %U' /etc/redlock/jobs) == '755 root' ]]; then
+	ok "/etc/redlock/jobs is there, root's, mode 755"
+else
+	bad "/etc/redlock/jobs: $(stat -c '%a %U' /etc/redlock/jobs 2>&1)"
+fi
 
 sock=/tmp/redis.sock
 redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no \

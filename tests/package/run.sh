@@ -17,7 +17,9 @@
 #              redlock --version, man redlock, a lock against redis-server
 #   systemd    a root booted with systemd-nspawn -b runs
 #              tests/package/systemd-check.sh (a Type=notify unit waiting
-#              for a held lock, the shipped timer); skipped, saying so,
+#              for a held lock; the shipped units: systemd-analyze verify
+#              and security, the timer, skips in the journal, a hung job
+#              stopped at the start timeout); skipped, saying so,
 #              when systemd-nspawn cannot boot on this machine
 #
 # Ends with "package-check: PASS" or "package-check: FAIL (...)" and a
@@ -32,7 +34,8 @@
 #                        the whole suite, some ten minutes each.  The
 #                        default is a quick set that runs every form, TLS
 #                        (libssl loaded by the installed binary), systemd's
-#                        protocol, the man page's and completions' sync.
+#                        protocol, the man page's and completions' sync,
+#                        make install and the shipped units.
 
 set -euo pipefail
 
@@ -41,7 +44,7 @@ repo=$(cd "$here/../.." && pwd)
 work=${PACKAGE_CHECK_DIR:-$repo/build/package}
 cache=${PACKAGE_CHECK_CACHE:-$repo/build/package-cache}
 suite=bookworm
-tests=${PACKAGE_TESTS-cli.bats run.bats verbs.bats tls.bats sd-notify.bats cron.bats names.bats credentials.bats reentrance.bats undelivered.bats manpage-sync.bats completion.bats install.bats}
+tests=${PACKAGE_TESTS-cli.bats run.bats verbs.bats tls.bats sd-notify.bats cron.bats names.bats credentials.bats reentrance.bats undelivered.bats manpage-sync.bats completion.bats install.bats units.bats}
 
 t_start=$SECONDS
 failures=()

@@ -10,8 +10,12 @@
 #     holder, the unit stays activating past a start timeout shorter than
 #     the wait, and becomes active only after the holder releases
 #   - a command under redlock does not get NOTIFY_SOCKET
-#   - the shipped units pass systemd-analyze verify; the timer fires, the
-#     job runs once, and a skipped tick is not a failure
+#   - the package made /etc/redlock/jobs; the shipped units pass
+#     systemd-analyze verify, and systemd-analyze security rates the job
+#     unit under 6.0; the timer fires, the job runs once in its sandbox,
+#     a skipped tick is not a failure and leaves a line in the journal, as
+#     does a tick that finds the lock busy; a job that hangs is stopped at
+#     the unit's start timeout and its lock released
 
 exec >/root/systemd-check.log 2>&1
 : >/root/booted
@@ -92,11 +96,21 @@ systemd-run --wait --quiet -p Type=notify -p NotifyAccess=all redlock pc-cmd \
 
 # --- the shipped units -------------------------------------------------------------
 
+# The man page's steps under SYSTEMD, as a user on a fresh install.
+[[ -d /etc/redlock/jobs ]] && ok "the package made /etc/redlock/jobs" ||
+	bad "no /etc/redlock/jobs after installing the package"
 mkdir -p /etc/redlock/jobs
-printf '#!/bin/sh\necho "$(date +%%s) $$" >>/var/tmp/tick.log\n' >/etc/redlock/jobs/tick
-chmod 755 /etc/redlock/jobs/tick
+# The job also tries to write under /etc, which its sandbox forbids.
+printf '#!/bin/sh\necho "$(date +%%s) $$" >>/var/lib/tick.log\ntouch /etc/tick-probe 2>/dev/null\nexit 0\n' >/root/tick.sh
+install -m 755 /root/tick.sh /etc/redlock/jobs/tick ||
+	bad "install -m 755 tick.sh /etc/redlock/jobs/tick failed"
 out=$(systemd-analyze verify redlock-job@tick.service redlock-job@tick.timer 2>&1)
 [[ -z $out ]] && ok "systemd-analyze verify is clean" || bad "systemd-analyze verify: $out"
+if out=$(systemd-analyze security --threshold=60 --no-pager redlock-job@tick.service 2>&1); then
+	ok "systemd-analyze security: $(grep -o 'Overall exposure level.*' <<<"$out")"
+else
+	bad "systemd-analyze security rates the job unit over 6.0: $(tail -n 1 <<<"$out")"
+fi
 
 # A tick missed two hours ago (Persistent=true) fires as the timer starts,
 # once the randomized delay is taken out (it would be up to 5 minutes).
@@ -106,7 +120,7 @@ systemctl daemon-reload
 touch -d '-2 hours' /var/lib/systemd/timers/stamp-redlock-job@tick.timer
 systemctl start redlock-job@tick.timer
 job_done() {
-	[[ -s /var/tmp/tick.log && $(prop redlock-job@tick.service ActiveState) == inactive ]]
+	[[ -s /var/lib/tick.log && $(prop redlock-job@tick.service ActiveState) == inactive ]]
 }
 if wait_for 30 job_done; then
 	ok "the timer fired and the job ran"
@@ -114,6 +128,8 @@ else
 	bad "the timer did not run the job: $(systemctl status redlock-job@tick.timer redlock-job@tick.service --no-pager)"
 fi
 [[ $(prop redlock-job@tick.service Result) == success ]] || bad "the job's result is $(prop redlock-job@tick.service Result)"
+[[ -e /etc/tick-probe ]] && bad "the job wrote under /etc (ProtectSystem=full)" ||
+	ok "the job ran sandboxed: it could not write under /etc"
 # Another host's tick in the same hour skips (--once-per 1h): status
 # 100, not a failure.  (A tick that crossed into the next hour would run
 # the job again: then the one after it must skip.)
@@ -128,8 +144,47 @@ fi
 	$(prop redlock-job@tick.service Result) == success ]] &&
 	ok "a skipped tick exits 100 and the unit is not failed" ||
 	bad "a skipped tick: status $(prop redlock-job@tick.service ExecMainStatus), result $(prop redlock-job@tick.service Result)"
-[[ $(wc -l </var/tmp/tick.log) == "$runs" ]] && ok "the job ran once" ||
-	bad "the job ran $(wc -l </var/tmp/tick.log) times"
+[[ $(wc -l </var/lib/tick.log) == "$runs" ]] && ok "the job ran once" ||
+	bad "the job ran $(wc -l </var/lib/tick.log) times"
+journal() { journalctl -q -o cat -u "$1" --no-pager; }
+in_journal() { journal "$1" | grep -q -- "$2"; }
+wait_for 10 in_journal redlock-job@tick.service "skipping the command" &&
+	ok "the skipped tick left a line in the journal" ||
+	bad "no line for the skipped tick in the journal: $(journal redlock-job@tick.service | tr '\n' '|')"
+
+# A tick while another host runs the job: a skip, and a line that says so.
+systemd-run --quiet --unit=tick-holder redlock tick \
+	sh -c 'while [ ! -e /run/release-tick ]; do sleep 0.1; done'
+wait_for 10 redlock -q status tick >/dev/null || bad "the holder does not hold tick"
+systemctl start redlock-job@tick.service || bad "systemctl start of a busy tick failed"
+[[ $(prop redlock-job@tick.service ExecMainStatus) == 100 ]] ||
+	bad "a busy tick: status $(prop redlock-job@tick.service ExecMainStatus)"
+wait_for 10 in_journal redlock-job@tick.service "is held by someone else" &&
+	ok "a tick that found the lock busy left a line in the journal" ||
+	bad "no line for the busy tick in the journal: $(journal redlock-job@tick.service | tr '\n' '|')"
+touch /run/release-tick
+
+# A job that hangs is stopped at TimeoutStartSec= (here 3 s) and its lock
+# released, so that the next tick can run it.
+printf '#!/bin/sh\nwhile :; do sleep 1; done\n' >/root/hang.sh
+install -m 755 /root/hang.sh /etc/redlock/jobs/hang
+[[ $(prop redlock-job@hang.service TimeoutStartUSec) == 50min ]] &&
+	ok "the job unit's start timeout is 50min" ||
+	bad "the job unit's start timeout is $(prop redlock-job@hang.service TimeoutStartUSec)"
+mkdir -p /etc/systemd/system/redlock-job@hang.service.d
+printf '[Service]\nTimeoutStartSec=3s\n' >/etc/systemd/system/redlock-job@hang.service.d/short.conf
+systemctl daemon-reload
+t0=$SECONDS
+systemctl start redlock-job@hang.service && bad "a job that hangs: systemctl start succeeded"
+echo "# the hung job's start returned after $((SECONDS - t0)) s"
+[[ $(prop redlock-job@hang.service Result) == timeout ]] &&
+	ok "a job that hangs fails the unit with Result=timeout" ||
+	bad "a job that hangs: result $(prop redlock-job@hang.service Result)"
+redlock -q status hang >/dev/null
+[[ $? == 1 ]] && ok "the hung job's lock was released" || bad "the hung job's lock is still held"
+wait_for 10 in_journal redlock-job@hang.service "released lock 'hang'" &&
+	ok "the journal says the hung job's lock was released" ||
+	bad "the journal of the hung job: $(journal redlock-job@hang.service | tr '\n' '|')"
 
 if ((fails)); then
 	echo "systemd: FAIL ($fails)"
