@@ -89,7 +89,7 @@ test_setup() {
 	# counts as a success, and a line that says why nothing ran.
 	job_tick
 	assert_equal "$status" "$(unit_value "$SERVICE" SuccessExitStatus)"
-	assert_regex "$stderr" "lock 'tick': already run successfully at .*; skipping the command"
+	assert_regex "$stderr" "lock 'tick': already run successfully .*; skipping the command"
 
 	# A tick while another host runs it.
 	hold_lock h tick
