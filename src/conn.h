@@ -39,6 +39,10 @@ struct conn {
 	 * is the name the server's certificate must match. */
 	char host[256];
 	int port;
+	/* Sentinel: the configuration epoch of the master at host, as the
+	 * sentinel that named it said (sentinel.c); it grows with every
+	 * promotion, and goes to the failover guard (route.c). */
+	long long epoch;
 	struct cluster_map *map;	/* what cluster.c learnt: the slots
 					 * redirections named, the cluster's
 					 * nodes, the other URLs of it */

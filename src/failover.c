@@ -6,23 +6,38 @@
  * Replication is asynchronous: a replica promoted by Sentinel may lack
  * a lock its old master granted, and would grant it again while the
  * first holder's command still runs.  So on a Sentinel URL every grant
- * also keeps a record, per key prefix, of the replication id of the
- * master that granted and of the longest TTL granted; a master whose
- * replication id is not the recorded one has taken over since the last
- * grant it knows of, and grants nothing under the prefix until one
- * recorded TTL (at least) after it first noticed.
+ * also keeps a record, per key prefix, of the Sentinel configuration
+ * epoch of the master that granted, its replication id and the longest
+ * TTL granted; a master whose epoch (as the sentinels name it with its
+ * address: sentinel.c, passed by route.c to the script's epoch
+ * argument) is above the recorded one, or whose replication id is not
+ * the recorded one, has taken over since the last grant it knows of,
+ * and grants nothing under the prefix until one recorded TTL (at least)
+ * after it first noticed.
  *
  * Why no two holders overlap.  Let H hold a lock granted by master M,
  * with TTL t, renewed last by a request sent at r (H's clock), and let
  * replica R take over.  H's command is dead by r + t minus drift and a
  * safety margin (lease.c), whatever happens.
- *  1. R notices: Redis gives a promoted replica a new replication id,
- *     while its record, if any, came from M by replication and names M's
- *     id.  A server with no record at all that was once a replica (its
- *     master_replid2 is set) counts too: M's grants were lost whole.
- *     Only a server that never was a replica and has no record, a new
- *     one or one restarted without persistence, is not held back (the
- *     CAVEATS of the man page).
+ *  1. R notices: Sentinel raises the master's configuration epoch with
+ *     every promotion (and keeps it on disk), and gives it with R's
+ *     address, never an older one; R's record, if any, came from M by
+ *     replication and holds M's epoch, lower.  With no record at all,
+ *     any epoch above 0 counts: R was promoted at some time, and may
+ *     have lost M's grants whole (a replica whose first sync never
+ *     finished holds nothing of M's).  A record from a redlock that
+ *     kept no epoch counts as epoch 0.  The replication id is a second
+ *     signal, for a promotion the sentinels did not make or epochs that
+ *     start again (new sentinels): Redis gives a promoted replica a new
+ *     id, while the record names M's; a server with no record that
+ *     Redis says was once a replica (master_replid2 set) counts too.
+ *     The id alone is not enough: Redis starts a master's replication
+ *     history afresh when it gets its first replica (new id,
+ *     master_replid2 zeros), so a promoted replica that never synced,
+ *     once the old master rejoins as its replica, looks new by it.
+ *     Only a server with no record, epoch 0 and no past as a replica,
+ *     a new one or one restarted without persistence before any
+ *     failover, is not held back (the CAVEATS of the man page).
  *  2. R notices after r: H renews on M; R becomes master only after M
  *     stopped answering the sentinels, and its first acquire script as
  *     master runs after that.  (A partition that leaves M serving H is
@@ -39,8 +54,9 @@
  * can take it) or not (H stops at once, earlier than in 3).
  *
  * Cost: on Sentinel URLs only, INFO replication, TIME and HMGET in each
- * acquire attempt (bench/results.md); nothing on plain URLs, nothing in
- * renewals.
+ * acquire attempt (bench/results.md), and the epoch comes with the
+ * address the sentinels are asked for anyway; nothing on plain URLs,
+ * nothing in renewals.
  */
 #include "failover.h"
 
@@ -69,17 +85,22 @@ failover_guarded(const struct lock *l)
 }
 
 /*
- * The guard's argument of acquire_any.lua and sh_acquire.lua, at ARGV
- * position pos: the length of the key prefix when any of l's servers
- * is reached through Sentinel, else "" (no guard).
+ * The guard's arguments of acquire_any.lua and sh_acquire.lua, at ARGV
+ * positions pos and epos: the length of the key prefix when any of l's
+ * servers is reached through Sentinel, else "" (no guard); and the
+ * Sentinel epoch of each server's master, which route.c puts in for
+ * each Sentinel connection as it sends ("" on the others).
  */
 void
-failover_arg(struct args *a, int pos, const struct lock *l)
+failover_arg(struct args *a, int pos, int epos, const struct lock *l)
 {
-	if (failover_guarded(l))
+	args_put_str(a, epos, "");
+	if (failover_guarded(l)) {
 		args_put_num(a, pos, (long long)(l->k.keylen - l->namelen));
-	else
+		a->epoch_at = a->base + epos;
+	} else {
 		args_put_str(a, pos, "");
+	}
 }
 
 /* The extra time a waiter gives unreachable servers (wait.c): see

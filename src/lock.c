@@ -183,7 +183,7 @@ sh_acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a)
 	args_put_str(a, ARG_SH_ACQUIRE_WOKEN, w->woken ? "1" : "0");
 	args_put_num(a, ARG_SH_ACQUIRE_MARK_MS, w->mark_ms);
 	args_put_str(a, ARG_SH_ACQUIRE_WAITER, w->id);
-	failover_arg(a, ARG_SH_ACQUIRE_GUARD, l);
+	failover_arg(a, ARG_SH_ACQUIRE_GUARD, ARG_SH_ACQUIRE_EPOCH, l);
 }
 
 /* acquire_any.lua's arguments but the inherited tokens; rec as in
@@ -201,7 +201,7 @@ acquire_any_args(struct lock *l, const struct lock_waiter *w, struct args *a,
 	args_put_num(a, ARG_ACQUIRE_ANY_QUEUE_MS, w->queue_ms);
 	args_put_str(a, ARG_ACQUIRE_ANY_WAITER, w->id);
 	args_put_str(a, ARG_ACQUIRE_ANY_QUEUED, w->queued ? "1" : "0");
-	failover_arg(a, ARG_ACQUIRE_ANY_GUARD, l);
+	failover_arg(a, ARG_ACQUIRE_ANY_GUARD, ARG_ACQUIRE_ANY_EPOCH, l);
 	args_put_num(a, ARG_ACQUIRE_ANY_MARK_MS, w->mark_ms);
 	/* The record outlives K by the lock-delay (proto.c). */
 	args_put_num(a, ARG_ACQUIRE_ANY_RECORD_MS, l->ttl + l->delay);

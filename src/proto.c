@@ -328,6 +328,7 @@ args_script(struct args *a, enum script s, const struct keys *k)
 	a->argc = a->nums = 0;
 	a->script = (int)s;
 	a->tryagain = 0;
+	a->epoch_at = 0;
 	args_str(a, "EVALSHA");
 	args_add(a, shas[s], 40);
 	args_num(a, (long long)strlen(order[s]));
@@ -376,6 +377,8 @@ reply_error(const redisReply *r)
 		{ "ASK ", SERVER_ASK },
 		{ "TRYAGAIN", SERVER_TRYAGAIN },
 		{ "CLUSTERDOWN", SERVER_CLUSTERDOWN },
+		/* sentinel.c of Redis, SENTINEL MASTER of an unknown name */
+		{ "ERR No such master with that name", SERVER_NOMASTER },
 		{ "ERR ", SERVER_ERR_PLAIN },
 	};
 

@@ -100,6 +100,9 @@ struct args {
 				 * (args_put()) */
 	int tryagain;		/* a Redis Cluster's TRYAGAIN is the
 				 * caller's, not retried (cluster.c) */
+	int epoch_at;		/* argv[epoch_at] is sent as the Sentinel
+				 * epoch of each connection's master
+				 * (route.c); 0: no such argument */
 };
 
 int proto_keys(struct keys *k, const char *prefix, const char *name);
@@ -135,7 +138,8 @@ enum server_error {
 	SERVER_MOVED,		/* Cluster: the slot lives elsewhere */
 	SERVER_ASK,		/* Cluster: ask that node, this once */
 	SERVER_TRYAGAIN,	/* Cluster: the slot's keys are half moved */
-	SERVER_CLUSTERDOWN	/* Cluster: the slot is not served */
+	SERVER_CLUSTERDOWN,	/* Cluster: the slot is not served */
+	SERVER_NOMASTER		/* Sentinel: no master of that name */
 };
 
 enum server_error reply_error(const redisReply *r);

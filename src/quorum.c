@@ -98,6 +98,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 	const char *skip = how->skip;
 	int64_t deadline = how->deadline;
 	int intr_fd = how->intr_fd;
+	int epoch_at = a->script >= 0 ? a->epoch_at : 0;
 	int rc, again = 0;
 
 	/* With several servers a round may end before a slow server's
@@ -111,7 +112,8 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 		r[i].argvlen = a->len;
 	}
 	cluster_route(conns, n, a);
-	rc = route_exec_until(conns, r, n, deadline, intr_fd, how->settled);
+	rc = route_exec_until(conns, r, n, deadline, intr_fd, how->settled,
+	    epoch_at);
 	/* A script of proto.c's table; others (record.c) resend their own. */
 	for (int i = 0; rc >= 0 && a->script >= 0 && i < n; i++)
 		again |= reply_noscript(r[i].reply);
@@ -125,7 +127,8 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 			r2[i].argv = body.argv;
 			r2[i].argvlen = body.len;
 		}
-		rc = route_exec(conns, r2, n, deadline, intr_fd);
+		rc = route_exec_until(conns, r2, n, deadline, intr_fd, NULL,
+		    epoch_at);
 		for (int i = 0; i < n; i++) {
 			if (r2[i].argc == 0)
 				continue;

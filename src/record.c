@@ -114,6 +114,7 @@ record_args(struct lock *l, struct args *a, char **rk, enum outcome o)
 		return -1;
 	a->argc = a->nums = 0;
 	a->script = -1;
+	a->epoch_at = 0;
 	args_str(a, "EVALSHA");
 	args_add(a, "", 0);	/* the name: record_exec() */
 	args_num(a, NKEYS_RECORD);

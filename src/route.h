@@ -10,6 +10,6 @@
 int route_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
     int intr_fd);
 int route_exec_until(struct conn *c, struct conn_req *r, int n,
-    int64_t deadline, int intr_fd, conn_settled_fn *settled);
+    int64_t deadline, int intr_fd, conn_settled_fn *settled, int epoch_at);
 
 #endif

@@ -5,10 +5,22 @@
  * Before a connection for a Sentinel URL is opened (the first command,
  * a renewal's reconnect, the release: route.c), the sentinels are asked
  * in turn, in the URL's order, where the master of SERVICE is (SENTINEL
- * get-master-addr-by-name), and the first address whose server says it
- * is a master (ROLE) is used.  A sentinel's answer can be stale during
- * a failover, hence the ROLE check; and because every new connection
- * asks again, a holder follows a failover to the new master.
+ * MASTER), and the first address whose server says it is a master
+ * (ROLE) is used.  A sentinel's answer can be stale during a failover,
+ * hence the ROLE check; and because every new connection asks again, a
+ * holder follows a failover to the new master.
+ *
+ * The same answer gives the master's configuration epoch, which the
+ * failover guard compares with its record (failover.c): Sentinel raises
+ * it with every promotion and keeps it on disk.  SENTINEL MASTER rather
+ * than get-master-addr-by-name, so that the address and the epoch come
+ * from one look at one sentinel's state, in which a new address never
+ * goes with an older epoch: a sentinel that learns of a failover from
+ * another learns both at once, and the one that led it raises the epoch
+ * first and moves the address at the end (get-master-addr-by-name
+ * gives the promoted replica's a little earlier, a moment in which this
+ * answer names the old master and the ROLE check moves on to the next
+ * sentinel).
  *
  * The sentinels authenticate with $REDLOCK_SENTINEL_USER and
  * $REDLOCK_SENTINEL_PASSWORD; the URL's user information (or the usual
@@ -33,6 +45,7 @@
 #include "clock.h"
 #include "exec.h"
 #include "log.h"
+#include "proto.h"
 
 /*
  * Connecting to one sentinel, and each of its replies.  A sentinel on
@@ -52,10 +65,11 @@
  */
 #define SENTINEL_MASTER_TIMEOUT_MS 500
 
-/* Where a sentinel said the master is. */
+/* Where a sentinel said the master is, and its configuration epoch. */
 struct addr {
 	char host[256];
 	int port;
+	long long epoch;
 };
 
 /* What asking the sentinels has found so far, for the final message. */
@@ -68,16 +82,19 @@ struct ask {
 /*
  * Run one command on c, named name in messages, within ms.  On success
  * returns the reply, and c is left open; otherwise NULL, with "NAME:
- * reason" in why and c closed.  An error reply is a failure too.
+ * reason" in why and c closed.  An error reply is a failure too; *kind,
+ * unless kind is NULL, says which (SERVER_OK for no reply at all).
  */
 static redisReply *
 ask_once(struct conn *c, const char *name, int argc, const char **argv,
-    int ms, char *why, size_t len)
+    int ms, char *why, size_t len, enum server_error *kind)
 {
 	struct conn_req r = { .argc = argc, .argv = argv };
 
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	conn_exec(c, &r, 1, clock_ms() + ms, -1);
+	if (kind != NULL)
+		*kind = reply_error(r.reply);
 	if (r.reply != NULL && r.reply->type != REDIS_REPLY_ERROR)
 		return r.reply;
 	if (r.reply != NULL)
@@ -89,22 +106,40 @@ ask_once(struct conn *c, const char *name, int argc, const char **argv,
 	return NULL;
 }
 
-/* Read a sentinel's {host, port} answer into a; 0 if it is not one. */
+/* The value of field f in a SENTINEL MASTER reply (a flat array of
+ * names and values), or NULL. */
+static const char *
+field_of(const redisReply *p, const char *f)
+{
+	for (size_t i = 0; i + 1 < p->elements; i += 2)
+		if (p->element[i]->type == REDIS_REPLY_STRING &&
+		    p->element[i + 1]->type == REDIS_REPLY_STRING &&
+		    strcmp(p->element[i]->str, f) == 0)
+			return p->element[i + 1]->str;
+	return NULL;
+}
+
+/* Read a sentinel's SENTINEL MASTER answer (its ip, port and
+ * config-epoch) into a; 0 if it is not one. */
 static int
 addr_of(const redisReply *p, struct addr *a)
 {
-	char *end;
-	long port;
+	const char *ip, *port, *epoch;
+	char *end, *eend;
+	long n;
 
-	if (p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
-	    p->element[0]->type != REDIS_REPLY_STRING ||
-	    p->element[1]->type != REDIS_REPLY_STRING)
+	if (p->type != REDIS_REPLY_ARRAY ||
+	    (ip = field_of(p, "ip")) == NULL ||
+	    (port = field_of(p, "port")) == NULL ||
+	    (epoch = field_of(p, "config-epoch")) == NULL)
 		return 0;
-	port = strtol(p->element[1]->str, &end, 10);
-	if (*end != '\0' || port < 1 || port > 65535)
+	n = strtol(port, &end, 10);
+	a->epoch = strtoll(epoch, &eend, 10);
+	if (*end != '\0' || n < 1 || n > 65535 || *eend != '\0' ||
+	    eend == epoch || a->epoch < 0)
 		return 0;
-	snprintf(a->host, sizeof(a->host), "%s", p->element[0]->str);
-	a->port = (int)port;
+	snprintf(a->host, sizeof(a->host), "%s", ip);
+	a->port = (int)n;
 	return 1;
 }
 
@@ -125,22 +160,21 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
     size_t len)
 {
 	const struct url_sentinel *s = &u->sentinels[i];
-	const char *av[3] = { "SENTINEL", "get-master-addr-by-name", u->service };
+	const char *av[3] = { "SENTINEL", "MASTER", u->service };
 	struct url at = { .kind = URL_TCP, .tls = u->tls, .host = s->host,
 	    .port = s->port, .user = getenv("REDLOCK_SENTINEL_USER") };
 	struct conn c;
 	char name[200];
 	redisReply *p;
+	enum server_error kind;
 	int rc = -1;
 
 	name_of(name, sizeof(name), s->host, s->port);
 	conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
-	p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len);
+	p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len, &kind);
 	if (p == NULL)
-		return -1;
-	if (p->type == REDIS_REPLY_NIL)
-		rc = 0;
-	else if (addr_of(p, a))
+		return kind == SERVER_NOMASTER ? 0 : -1;
+	if (addr_of(p, a))
 		rc = 1;
 	else
 		snprintf(why, len, "%s: unexpected reply", name);
@@ -170,7 +204,9 @@ open_master(struct conn *c, const struct addr *a, char *why, size_t len)
 		return -1;
 	}
 	c->routed = 1;
-	p = ask_once(c, name, 1, av, SENTINEL_MASTER_TIMEOUT_MS, why, len);
+	c->epoch = a->epoch;
+	p = ask_once(c, name, 1, av, SENTINEL_MASTER_TIMEOUT_MS, why, len,
+	    NULL);
 	if (p == NULL)
 		return -1;
 	role = p->type == REDIS_REPLY_ARRAY && p->elements > 0 &&
@@ -204,7 +240,8 @@ give_up(const struct url *u, const struct ask *k, char *err, size_t errlen)
 /*
  * Find the master of c's Sentinel URL and connect to it: on success c
  * is open there (connected, authenticated, its database selected,
- * confirmed a master), c->name says where it is, and 0 is returned.
+ * confirmed a master), c->name says where it is, c->epoch is its
+ * configuration epoch, and 0 is returned.
  * Otherwise c is closed, pointed back at its URL, and err has one line:
  * no sentinel answered, none knows SERVICE, or no master was reachable.
  */
@@ -213,7 +250,7 @@ sentinel_open(struct conn *c, char *err, size_t errlen)
 {
 	const struct url *u = c->url;
 	struct ask k = { 0 };
-	struct addr a, tried = { "", 0 };
+	struct addr a, tried = { "", 0, 0 };
 	int i, found = 0;
 
 	for (i = 0; i < u->nsentinels && !found; i++) {

@@ -148,8 +148,9 @@ dead_url() {
 }
 
 @test "REDLOCK_SENTINEL_USER names the sentinels' ACL user" {
+	# The man page's rule for the sentinels' user, and no more.
 	start_sentinel a-acl acl-svc "$(redis_port a-m)" 1 'requirepass other-pw' \
-		'user dave on >dave-pw ~* &* +@all'
+		'user dave on >dave-pw +sentinel|master'
 	local url
 	url="redis+sentinel://127.0.0.1:$(sentinel_port a-acl)/acl-svc"
 	REDLOCK_SENTINEL_USER=dave REDLOCK_SENTINEL_PASSWORD=dave-pw run -0 redlock -u "$url" job true
@@ -221,6 +222,7 @@ dead_url() {
 	assert_success
 	refute_regex "$stderr" 'failed over'
 	assert_equal "$(record a-m replid)" "$(redis_info_field replication master_replid)"
+	assert_equal "$(record a-m epoch)" 0
 	assert_equal "$(record a-m ttl)" 5000
 	run -0 redlock -u "$A_URL" -t 2s job true
 	assert_equal "$(record a-m ttl)" 5000
@@ -337,4 +339,70 @@ staged_loss() {
 
 @test "staged loss: a semaphore waiter (--limit 1) is held back too" {
 	staged_loss g first --limit 1
+}
+
+# unsynced_loss G VARIANT: the replica never had its first sync (the
+# master delays it: sentinel_setup_unsynced), so it has neither the
+# holder's lock nor the guard's record when Sentinel promotes it; with
+# VARIANT "rejoin" the old master comes back as its replica, which makes
+# Redis start the new master's replication history afresh (its
+# master_replid2 all zeros, as on a server that never was a replica).
+# Either way the failover must hold grants back: a waiter that asks the
+# new master once it is found must get the lock only after the holder's
+# lease (12 s from its start) could have ended, and after its command is
+# gone.
+unsynced_loss() {
+	local g=$1 variant=$2 url kill_ms d=$BATS_TEST_TMPDIR
+	sentinel_setup_unsynced "$g" "svc-$g" || return 1
+	url=$SENTINEL_URL
+	start_guarded h -u "$url" -t 12s job
+	[[ -n $(record "$g-m" replid) ]] || fail "no record on the master"
+	assert no_record "$g-r"
+	kill_ms=$(now_ms)
+	kill_redis "$g-m"
+	promoted "$g" "svc-$g"
+	if [[ $variant == rejoin ]]; then
+		rejoin_unsynced "$g"
+		refute_regex "$(redis_info_field replication master_replid2 "$g-r")" '[1-9a-f]'
+	fi
+	guarded_bg w -v -u "$url" -t 12s -w 40 job
+	bg_wait h 30
+	assert_equal "$BG_STATUS" 75
+	assert_gone_by h $((kill_ms + 12000)) "the end of the lease granted before the failover"
+	assert_gets_lock w 40
+	(($(start_ms w) >= $(freed_ms h))) ||
+		fail "the waiter started at $(start_ms w), before the holder was gone at $(freed_ms h)"
+	(($(start_ms w) >= $(start_ms h) + 12000)) ||
+		fail "the waiter started at $(start_ms w), before the holder's lease (from $(start_ms h), 12 s) could have ended"
+	(($(cat "$d/w.fence") > $(cat "$d/h.fence"))) ||
+		fail "fence $(cat "$d/w.fence") after $(cat "$d/h.fence")"
+	release_guarded w
+	assert_equal "$BG_STATUS" 0
+	assert_regex "$(bg_err w)" 'failed over [0-9.]+ s ago: no grants for [0-9.]+ s'
+	# The record now holds the sentinels' epoch of the promotion.
+	local epoch
+	epoch=$(scli "$(sentinel_port "$g-s1")" SENTINEL MASTER "svc-$g" |
+		sed -n '/^config-epoch$/{n;p;}')
+	((epoch > 0)) || fail "config-epoch '$epoch'"
+	assert_equal "$(record "$g-r" epoch)" "$epoch"
+	# A record without the epoch, as an older redlock keeps it, counts
+	# as epoch 0: held back once more (its TTL made short for the test).
+	rcli_at "$g-r" EVAL "local k = 'redlock:' .. string.char(0) .. 'failover'
+		redis.call('HDEL', k, 'epoch')
+		redis.call('HSET', k, 'ttl', '500')" 0 >/dev/null
+	run --separate-stderr redlock -v -u "$url" -t 500ms job true
+	assert_success
+	assert_regex "$stderr" 'failed over [0-9.]+ s ago: no grants for 0\.[0-9] s'
+	assert_equal "$(record "$g-r" epoch)" "$epoch"
+	run --separate-stderr redlock -v -u "$url" -t 500ms job true
+	refute_regex "$stderr" 'failed over'
+	sentinel_teardown "$g"
+}
+
+@test "a promoted replica that never had its first sync grants nothing before the old holder's lease could have ended" {
+	unsynced_loss u plain
+}
+
+@test "a promoted replica that never synced, rejoined by the old master as its replica, still holds grants back" {
+	unsynced_loss v rejoin
 }

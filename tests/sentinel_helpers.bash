@@ -122,14 +122,70 @@ caught_up() {
 
 # sentinel_setup G SERVICE [master option...]
 sentinel_setup() {
-	local g=$1 service=$2 mport s
+	local g=$1 service=$2
 	shift 2
+	_start_pair "$g" "$@" || return 1
+	wait_until -t 10 link_is "$g-r" up || return 1
+	_start_sentinels "$g" "$service"
+}
+
+# sentinel_setup_unsynced G SERVICE: as sentinel_setup, but the replica's
+# first sync never happens: the master waits 600 s
+# (repl-diskless-sync-delay) before it sends its data, so the replica
+# holds nothing of the master's, not even the guard's record, and yet is
+# a replica that Sentinel can promote.
+sentinel_setup_unsynced() {
+	local g=$1 service=$2
+	_start_pair "$g" --repl-diskless-sync yes \
+		--repl-diskless-sync-delay 600 || return 1
+	wait_until -t 10 _sync_pending "$g-m" || return 1
+	_start_sentinels "$g" "$service"
+}
+
+# _sync_pending NAME: server NAME has a replica waiting for its first
+# sync.
+_sync_pending() {
+	rcli_at "$1" INFO replication | grep -q '^slave0:.*state=wait_bgsave'
+}
+
+# rejoin_unsynced G: after fail_over or promoted, start G-m again on its
+# old port as G-r's replica, empty as after a crash without persistence
+# (as an operator restarts it; the sentinels would make it one too, but
+# only after it has said it is a master for 8 s).  Returns once G-r has
+# it waiting for its first sync (G-r delays that as G-m did): by then
+# G-r has started its replication history afresh (a new master_replid,
+# master_replid2 all zeros).
+rejoin_unsynced() {
+	local g=$1 port
+	port=$(redis_port "$g-m")
+	start_redis "$g-m" --port "$port" --user repl on '>replpw' '~*' '&*' \
+		'+@all' --repl-diskless-sync yes --repl-diskless-sync-delay 600 \
+		--replicaof 127.0.0.1 "$(redis_port "$g-r")" \
+		--masteruser repl --masterauth replpw || return 1
+	echo "$port" >"$(_redis_dir "$g-m")/port"
+	wait_until -t 10 _sync_pending "$g-r" || {
+		echo "rejoin_unsynced: $g-m did not become $g-r's replica" >&2
+		return 1
+	}
+}
+
+# _start_pair G [option...]: master G-m and its replica G-r, both on
+# TCP, both with the user "repl" (a replica of either replicates as it)
+# and the options.
+_start_pair() {
+	local g=$1
+	shift
 	start_redis "$g-m" --tcp --user repl on '>replpw' '~*' '&*' '+@all' \
 		"$@" || return 1
+	start_redis "$g-r" --tcp --replicaof 127.0.0.1 "$(redis_port "$g-m")" \
+		--masteruser repl --masterauth replpw \
+		--user repl on '>replpw' '~*' '&*' '+@all' "$@"
+}
+
+# _start_sentinels G SERVICE: G-s1..3 watching G-m; sets SENTINEL_URL.
+_start_sentinels() {
+	local g=$1 service=$2 mport s
 	mport=$(redis_port "$g-m")
-	start_redis "$g-r" --tcp --replicaof 127.0.0.1 "$mport" \
-		--masteruser repl --masterauth replpw "$@" || return 1
-	wait_until -t 10 link_is "$g-r" up || return 1
 	for s in s1 s2 s3; do
 		start_sentinel "$g-$s" "$service" "$mport" 2 || return 1
 	done

@@ -395,7 +395,7 @@ static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
 	{ "acquire", "56af02fa95eb0882fa787241a8f1ba92257de653" },
-	{ "acquire_any", "3be1defbcf295f3737d5c011a25a62c0e5af5c13" },
+	{ "acquire_any", "e2a5af412e6125deabad56cfecdcb3a91248a652" },
 	{ "bump", "4334aff345f15c22a0f86fcbf9b08abf39b8a1c6" },
 	{ "inspect", "b73bd8cccb5b49d64d70678303a16ed1e3da107b" },
 	{ "inspect_holders", "38fe72c6282ed9d3402f8340f0a3948e1bce5a68" },
@@ -412,7 +412,7 @@ static const struct {
 	{ "release_record", "d83a9d0098ffe70b4c4ab8deec675cd23243f225" },
 	{ "renew", "1616dd1659da62493201ed23344fce43ae206f12" },
 	{ "renew_record", "d2f47c36be5719b4c2e230b9bd50385f0065be7f" },
-	{ "sh_acquire", "bf2c7f8b089f7338813fdff6d3111f6ec6e3fa91" },
+	{ "sh_acquire", "1afaccbdbffcbd220190f757de0894bfc95c66b7" },
 	{ "sh_release", "f82de48f6c58c9766ca18369a7b8cc06e2c5128a" },
 	{ "sh_release_mark", "d4daccd54c1a0e8fa1c5e3c4027d6f18fd051d2f" },
 	{ "sh_release_meta", "040af60a1aec0c1b45683055c6b9dd94638841c2" },

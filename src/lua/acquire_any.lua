@@ -3,12 +3,13 @@
 --
 --@keys K fence meta xwait holders waiting
 --@reply code value token
---@argv token ttl linger record queue_ms waiter queued guard mark_ms record_ms tokens...
+--@argv token ttl linger record queue_ms waiter queued guard mark_ms record_ms epoch tokens...
 -- ARGV: token, ttl, '1' when the counter must linger after each grant
 --   (a quorum: see the top of proto.c) else '0', the record's tail (see
 --   lib/holder_record.lua), queue ms, waiter id, queued, the failover
 --   guard (lib/failover_guard.lua), mark ms, how long the record lives
---   (the TTL, and --lock-delay's delay), then inherited tokens.
+--   (the TTL, and --lock-delay's delay), the Sentinel epoch of the
+--   guard ('' without), then inherited tokens.
 -- Returns the fence (an integer) granted, {2, fence, token} one of the
 -- inherited tokens holds it, {3, 0} one of them holds it shared (an
 -- exclusive request would wait for itself), {0, pttl} someone else
@@ -26,14 +27,14 @@
 local held
 local function busy(v)
   v = unmark(v)
-  for i = 11, #ARGV do
+  for i = 12, #ARGV do
     if ARGV[i] == v then
       -- The fence in the holder's record (lib/holder_record.lua).
       return {2, (tonumber(string.match(redis.call('GET', KEYS[3]) or '', '^(%d+)')) or 0), v}
     end
   end
   if v == '\0shared' then
-    for i = 11, #ARGV do
+    for i = 12, #ARGV do
       if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end
     end
   end
@@ -53,7 +54,7 @@ local function busy(v)
   if held then return {5, held} end
   return {0, redis.call('PTTL', KEYS[1])}
 end
-if #ARGV < 11 and ARGV[8] == '' then
+if #ARGV < 12 and ARGV[8] == '' then
   if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     return busy(false)
   end
@@ -61,7 +62,7 @@ else
   local v = redis.pcall('GET', KEYS[1])
   if type(v) == 'table' then v = '\0other' end
   if v then return busy(v) end
---@include lib/failover_guard.lua plen=8 lease=10
+--@include lib/failover_guard.lua plen=8 epoch=11 lease=10
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
 --@include lib/grant.lua rec=ARGV[4] px=ARGV[10] id=ARGV[6]

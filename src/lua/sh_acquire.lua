@@ -2,12 +2,13 @@
 --
 --@keys K fence meta holders hmeta xwait wake xwake waiting
 --@reply code value token
---@argv token ttl fence_linger host pid user cmd start limit wake_linger woken mark_ms waiter guard tokens...
+--@argv token ttl fence_linger host pid user cmd start limit wake_linger woken mark_ms waiter guard epoch tokens...
 -- ARGV: token, ttl, fence linger, host, pid, user, cmd, start, limit
 --   (0: none), wake linger, woken ('1': this attempt follows a wake-up),
 --   mark ms and waiter id (see acquire.lua), the failover guard's
---   argument (lib/failover_guard.lua: after a failover it holds shared
---   grants back as it does exclusive ones), then inherited tokens.
+--   argument and its Sentinel epoch (lib/failover_guard.lua: after a
+--   failover it holds shared grants back as it does exclusive ones),
+--   then inherited tokens.
 -- Returns {1, fence} granted, {2, fence, token} an inherited token
 -- holds it (exclusively or shared), {0, ms} busy: held exclusively (ms:
 -- its TTL), a writer waits (-1), or --limit holders hold it (ms: until
@@ -39,7 +40,7 @@ local v = redis.pcall('GET', KEYS[1])
 if type(v) == 'table' then v = '\0other' end
 if v and v ~= '\0shared' then
   local t = unmark(v)
-  for i = 15, #ARGV do
+  for i = 16, #ARGV do
     if ARGV[i] == t then
       -- The fence in the holder's record (lib/holder_record.lua).
       return {2, (tonumber(string.match(redis.call('GET', KEYS[3]) or '', '^(%d+)')) or 0), t}
@@ -49,7 +50,7 @@ if v and v ~= '\0shared' then
 end
 if v then
   prune()
-  for i = 15, #ARGV do
+  for i = 16, #ARGV do
     if redis.call('ZSCORE', KEYS[4], ARGV[i]) then
       local f = redis.call('HGET', KEYS[5], ARGV[i] .. ':fence') or '0'
       return {2, tonumber(f), ARGV[i]}
@@ -74,7 +75,7 @@ if limit > 0 and n >= limit then
   local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
   return busy(math.floor(tonumber(first[2]) - now))
 end
---@include lib/failover_guard.lua plen=14 lease=2
+--@include lib/failover_guard.lua plen=14 epoch=15 lease=2
 local f = redis.call('INCR', KEYS[2])
 if f == 1 then
   f = t[1] * 1000000 + t[2] + 1

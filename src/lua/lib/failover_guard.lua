@@ -1,19 +1,33 @@
 -- The failover guard (SPEC section 9; failover.c says why it is safe),
 -- a fragment of every acquire script that may grant: ARGV[plen] is ''
 -- (no guard: a plain server pays nothing) or the length of the key
--- prefix; the guard's record is the hash prefix .. "\0failover" (no
--- NAME can make that key: a NAME holds no NUL byte) with fields replid
--- (the replication id of the master that last granted), ttl (the
--- longest TTL granted, with its --lock-delay), since and until (server
--- ms: when another replication id was first seen, and until when
--- grants wait).  After a failover the script returns {4, ms held back,
--- ms since} instead of granting, until every lease granted before it
--- can have ended (ARGV[lease], the TTL and any --lock-delay, is the
--- longest hold it has seen: a loss that the failover hid from the new
--- master still holds NAME back that long after the lease), and reseeds
--- a fencing counter (KEYS[2]) from before the failover.
+-- prefix; ARGV[epoch] is '' or the configuration epoch that Sentinel
+-- gave with this master's address (it grows with every promotion).
+-- The guard's record is the hash prefix .. "\0failover" (no NAME can
+-- make that key: a NAME holds no NUL byte) with fields replid (the
+-- replication id of the master that last granted), epoch (the highest
+-- epoch seen; a record without one, from an older redlock, counts as
+-- 0), ttl (the longest TTL granted, with its --lock-delay), since and
+-- until (server ms: when the failover was noticed, and until when
+-- grants wait).
 --
--- Parameters: plen, lease (ARGV indexes).
+-- A failover is an epoch above the record's (a record with no epoch or
+-- no record at all included: the server was promoted at some time and
+-- may lack grants it never received), a record written under another
+-- replication id, or no record on a server that Redis says was once a
+-- replica (master_replid2).  A server with no record, epoch 0 or none
+-- and no past as a replica is new: it is not held back.  After a
+-- failover the script returns {4, ms held back, ms since} instead of
+-- granting, until every lease granted before it can have ended
+-- (ARGV[lease], the TTL and any --lock-delay, is the longest hold it
+-- has seen: a loss that the failover hid from the new master still
+-- holds NAME back that long after the lease), and reseeds a fencing
+-- counter (KEYS[2]) from before the failover.  The epoch is compared,
+-- never trusted alone: Redis may reset a master's replication ids
+-- (when it gets its first replica), a client's epoch may be older than
+-- the record's (a lower one changes nothing).
+--
+-- Parameters: plen, epoch, lease (ARGV indexes).
   if ARGV[{{plen}}] ~= '' then
     local info = redis.call('INFO', 'replication')
     local id = string.match(info, 'master_replid:(%x+)') or ''
@@ -21,20 +35,20 @@
     local rk = string.sub(KEYS[1], 1, tonumber(ARGV[{{plen}}])) .. '\0failover'
     local t = redis.call('TIME')
     local now = t[1] * 1000 + math.floor(t[2] / 1000)
-    local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until')
+    local g = redis.call('HMGET', rk, 'replid', 'ttl', 'since', 'until', 'epoch')
     local ttl = math.max(tonumber(g[2]) or 0, tonumber(ARGV[{{lease}}]))
-    if g[1] ~= id then
-      -- A record from another master: a failover.  No record on a
-      -- server that was once a replica: one whose first grant was lost.
-      -- No record, never a replica: a new server, not held back.
-      local hold = ttl
-      if not g[1] and not string.find(id2, '[1-9a-f]') then hold = -1 end
-      if hold >= 0 then
-        g[3], g[4] = now, now + hold
-        redis.call('HSET', rk, 'since', string.format('%d', now),
-          'until', string.format('%d', now + hold))
-      end
-      redis.call('HSET', rk, 'replid', id)
+    local e, re = tonumber(ARGV[{{epoch}}]), tonumber(g[5]) or 0
+    local moved = (e and e > re) or (g[1] and g[1] ~= id) or
+      (not g[1] and string.find(id2, '[1-9a-f]'))
+    if moved then
+      local u = math.max(tonumber(g[4]) or 0, now + ttl)
+      g[3], g[4] = now, u
+      redis.call('HSET', rk, 'since', string.format('%d', now),
+        'until', string.format('%d', u))
+    end
+    if g[1] ~= id then redis.call('HSET', rk, 'replid', id) end
+    if e and (e > re or not g[5]) then
+      redis.call('HSET', rk, 'epoch', string.format('%d', e))
     end
     if tonumber(g[4] or 0) > now then
       return {4, g[4] - now, now - g[3]}
