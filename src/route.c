@@ -85,7 +85,11 @@ fill_epoch(const struct conn *c, struct conn_req *r, int n, int at, int w,
 			continue;
 		memcpy(v, r[i].argv, (size_t)r[i].argc * sizeof(*v));
 		memcpy(vl, r[i].argvlen, (size_t)r[i].argc * sizeof(*vl));
-		snprintf(num[i], ROUTE_EPOCH_LEN, "%lld", c[i].epoch);
+		/* No epoch (-1: a sentinel that may not tell it) is "". */
+		if (c[i].epoch < 0)
+			num[i][0] = '\0';
+		else
+			snprintf(num[i], ROUTE_EPOCH_LEN, "%lld", c[i].epoch);
 		v[at] = num[i];
 		vl[at] = strlen(num[i]);
 		r[i].argv = v;

@@ -150,10 +150,36 @@ name_of(char *buf, size_t len, const char *host, int port)
 	snprintf(buf, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }
 
+/* Read a SENTINEL get-master-addr-by-name answer ({ip, port}) into a,
+ * with no epoch (-1); 0 if it is not one. */
+static int
+addr_of_pair(const redisReply *p, struct addr *a)
+{
+	char *end;
+	long n;
+
+	if (p->type != REDIS_REPLY_ARRAY || p->elements != 2 ||
+	    p->element[0]->type != REDIS_REPLY_STRING ||
+	    p->element[1]->type != REDIS_REPLY_STRING)
+		return 0;
+	n = strtol(p->element[1]->str, &end, 10);
+	if (*end != '\0' || n < 1 || n > 65535)
+		return 0;
+	snprintf(a->host, sizeof(a->host), "%s", p->element[0]->str);
+	a->port = (int)n;
+	a->epoch = -1;
+	return 1;
+}
+
 /*
- * Ask sentinel i of u where the master is.  Returns 1 with the address
- * in *a, 0 when the sentinel knows no master of that name, -1 when it
- * could not be asked (the reason in why).
+ * Ask sentinel i of u where the master is: SENTINEL MASTER, for the
+ * address and the epoch in one answer; a sentinel user that may not
+ * ask it (an ACL written for older redlocks, which asked only
+ * get-master-addr-by-name) is asked that instead, and the address then
+ * comes with no epoch (-1: the failover guard falls back to the
+ * replication ids; the man page's ACL line grants both).  Returns 1
+ * with the address in *a, 0 when the sentinel knows no master of that
+ * name, -1 when it could not be asked (the reason in why).
  */
 static int
 ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
@@ -167,14 +193,26 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 	char name[200];
 	redisReply *p;
 	enum server_error kind;
-	int rc = -1;
+	int rc = -1, old = 0;
 
 	name_of(name, sizeof(name), s->host, s->port);
 	conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
 	p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len, &kind);
+	if (p == NULL && kind == SERVER_NOPERM) {
+		log_info("%s may not be asked SENTINEL MASTER; asking "
+		    "get-master-addr-by-name (no epoch for the failover guard)",
+		    name);
+		av[1] = "get-master-addr-by-name";
+		old = 1;
+		conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
+		p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len,
+		    &kind);
+	}
 	if (p == NULL)
 		return kind == SERVER_NOMASTER ? 0 : -1;
-	if (addr_of(p, a))
+	if (old && p->type == REDIS_REPLY_NIL)
+		rc = 0;
+	else if (old ? addr_of_pair(p, a) : addr_of(p, a))
 		rc = 1;
 	else
 		snprintf(why, len, "%s: unexpected reply", name);

@@ -150,13 +150,24 @@ dead_url() {
 @test "REDLOCK_SENTINEL_USER names the sentinels' ACL user" {
 	# The man page's rule for the sentinels' user, and no more.
 	start_sentinel a-acl acl-svc "$(redis_port a-m)" 1 'requirepass other-pw' \
-		'user dave on >dave-pw +sentinel|master'
+		'user dave on >dave-pw +sentinel|master +sentinel|get-master-addr-by-name'
 	local url
 	url="redis+sentinel://127.0.0.1:$(sentinel_port a-acl)/acl-svc"
 	REDLOCK_SENTINEL_USER=dave REDLOCK_SENTINEL_PASSWORD=dave-pw run -0 redlock -u "$url" job true
 	REDLOCK_SENTINEL_USER=dave REDLOCK_SENTINEL_PASSWORD=other-pw run redlock -u "$url" job true
 	stop_redis a-acl
 	assert_equal "$status" 69
+}
+
+@test "a sentinels' user that may ask only get-master-addr-by-name (an older ACL) still finds the master, without an epoch" {
+	start_sentinel a-old old-svc "$(redis_port a-m)" 1 'requirepass other-pw' \
+		'user erin on >erin-pw +sentinel|get-master-addr-by-name'
+	local url
+	url="redis+sentinel://127.0.0.1:$(sentinel_port a-old)/old-svc"
+	REDLOCK_SENTINEL_USER=erin REDLOCK_SENTINEL_PASSWORD=erin-pw run --separate-stderr -0 redlock -v -u "$url" oldacl true
+	stop_redis a-old
+	assert_regex "$stderr" 'may not be asked SENTINEL MASTER; asking get-master-addr-by-name'
+	assert_regex "$stderr" 'acquired lock'
 }
 
 @test "the URL's user information is the master's" {
