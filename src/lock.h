@@ -54,6 +54,7 @@ struct lock {
 	long long replace_since;	/* the claim's since, server ms (0:
 					 * not asserted yet; replace.c) */
 	int standby;		/* --respawn: our waiter ids say so */
+	int fair;		/* --fair: wait in the queue (fair.c) */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */
 	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
@@ -92,6 +93,8 @@ struct lock_outcome {
 				 * this long after a failover (failover.c),
 				 * a lost holder's --lock-delay or a
 				 * --replace claim (proto.c) */
+	int fair_pos;		/* --fair: our place in the queue, from 1;
+				 * 0: not known */
 	char err[384];		/* why servers failed, for the message */
 };
 

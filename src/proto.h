@@ -29,6 +29,8 @@ enum script {
 	 * set, K held shared, their metadata. */
 	SCRIPT_RENEW_RECORD, SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
 	SCRIPT_SH_RENEW_META,
+	/* --fair: the waiters' queue (fair.c); its keys are fair.c's. */
+	SCRIPT_FAIR,
 	SCRIPT_COUNT
 };
 
@@ -100,6 +102,8 @@ void args_add(struct args *a, const char *s, size_t n);
 void args_str(struct args *a, const char *s);
 void args_num(struct args *a, long long v);
 void args_script(struct args *a, enum script s, const struct keys *k);
+void args_script_keys(struct args *a, enum script s, const char *const *key,
+    const size_t *len, int n);
 void args_put(struct args *a, int pos, const char *s, size_t n);
 void args_put_str(struct args *a, int pos, const char *s);
 void args_put_num(struct args *a, int pos, long long v);

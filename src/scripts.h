@@ -20,7 +20,7 @@ struct lua_script {
 /* Every script, ending with { 0, 0 } (tests/unit.c checks their SHA-1). */
 extern const struct lua_script lua_scripts[];
 
-extern const char lua_acquire[], lua_acquire_any[], lua_bump[],
+extern const char lua_acquire[], lua_acquire_any[], lua_bump[], lua_fair[],
     lua_inspect[], lua_notify[], lua_once[], lua_record[], lua_release[],
     lua_release_done[], lua_renew[], lua_renew_record[], lua_sh_acquire[],
     lua_sh_release[], lua_sh_renew[], lua_sh_renew_mark[],

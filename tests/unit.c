@@ -397,6 +397,7 @@ static const struct {
 	{ "acquire", "56af02fa95eb0882fa787241a8f1ba92257de653" },
 	{ "acquire_any", "3be1defbcf295f3737d5c011a25a62c0e5af5c13" },
 	{ "bump", "4334aff345f15c22a0f86fcbf9b08abf39b8a1c6" },
+	{ "fair", "808de51f01b4f1ed5a44b3e1abf9c03bce33875d" },
 	{ "inspect", "b73bd8cccb5b49d64d70678303a16ed1e3da107b" },
 	{ "notify", "689e9abb926d0de856d4c8b3d3249534b27f87d8" },
 	{ "once", "a33d36793deff55e1158715127926461d248daba" },
