@@ -406,30 +406,15 @@ fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
 	return lock_try(l, &w->waiter, 0, o, intr_fd);
 }
 
-/* After an attempt that rode behind a wait (wake_and_try()) found the
- * lock busy: renew our place when due (see fair_try()). */
-static enum lock_result
-fair_renew(struct lock *l, struct fair_waiter *f, int intr_fd,
-    struct lock_outcome *o, enum lock_result res)
-{
-	int pos = o->fair_pos;
-
-	if (res != LOCK_BUSY || fair_fresh(f, FAIR_RENEW_MS))
-		return res;
-	switch (fair_enter(l, f, intr_fd, o)) {
-	case -2: return LOCK_INTERRUPTED;
-	case -1: return LOCK_UNAVAILABLE;
-	default: o->fair_pos = o->fair_pos ? o->fair_pos : pos; break;
-	}
-	return LOCK_BUSY;
-}
-
 /*
  * A fair wait (--fair): as wait_acquire() waits, but in the queue: no
  * attempt until we may go, never a block longer than FAIR_RENEW_MS (so
  * that our place is renewed), and we leave the queue when granted or
- * giving up.  Hand-over stays one round trip: a member that may go
- * rides its attempt behind its wait, as any waiter.
+ * giving up.  A member that may go makes its attempt once a release
+ * woke it, one round trip, but never rides it behind its wait
+ * (wake_and_try()): the server would run it for a waiter that is
+ * stopped or cut off, which would then hold NAME for a TTL, not lose
+ * its place within FAIR_LEASE_MS.
  */
 static enum lock_result
 wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
@@ -446,7 +431,7 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 	} else
 		res = fair_try(l, w, &f, intr_fd, o);
 	while (!stop) {
-		int64_t ms, left;
+		int64_t ms;
 
 		if (first ? final_first(res, o, w->wait, clock_ms() -
 		    w->start) : final_later(res))
@@ -459,13 +444,6 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 		if (ms > FAIR_RENEW_MS)
 			ms = FAIR_RENEW_MS;
 		notify_waiting(l, res, o);
-		left = w->until < 0 ? -1 : w->until - clock_ms();
-		if (res == LOCK_BUSY && fair_fresh(&f, ms) &&
-		    may_ride(l, ms, left)) {
-			res = wake_and_try(l, &w->waiter, ms, intr_fd, o, &stop);
-			res = fair_renew(l, &f, intr_fd, o, res);
-			continue;
-		}
 		fair_lists(l, &f, &ls);
 		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
 		    &w->waiter.woken);
