@@ -151,29 +151,57 @@ stop_it() { stop_pid "$1"; }
 	assert_equal "$BG_STATUS" 0
 }
 
+# reader TAG OTHER N: a --fair shared waiter whose command meets reader
+# OTHER (each waits for the other's file, at most 10 s: they must hold
+# NAME at once), then logs TAG; returns once the queue is N long.
+reader() {
+	bg_start "$1" "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c \
+		'. "$2/lib/await.sh"; : >"$3/$1.in"; await_file "$3/$4.in" 10 &&
+		echo "$1" >>"$5"' sh "$1" "$TESTS_DIR" "$BATS_TEST_TMPDIR" "$2" "$ORDER"
+	wait_until -t 10 queued_is job "$3"
+}
+
 @test "readers and writers run in the order they came; readers that came together run together" {
 	hold_lock h "${SRV[@]}" job
-	# r1 r2 (together), w3, r4 r5 (together), w6
-	bg_start w1 "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c \
-		'echo "r1 start" >>"$1"; . "$2/lib/await.sh"; await_file "$3"; echo "r1 end" >>"$1"' \
-		sh "$ORDER" "$TESTS_DIR" "$BATS_TEST_TMPDIR/r2.in"
-	wait_until -t 10 queued_is job 1
-	bg_start w2 "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c \
-		'echo "r2 start" >>"$1"; : >"$2"; echo "r2 end" >>"$1"' \
-		sh "$ORDER" "$BATS_TEST_TMPDIR/r2.in"
-	wait_until -t 10 queued_is job 2
+	reader r1 r2 1
+	reader r2 r1 2
 	waiter w3 3
-	bg_start w4 "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c 'echo r4 >>"$1"' sh "$ORDER"
-	wait_until -t 10 queued_is job 4
-	waiter w6 5
+	reader r4 r5 4
+	reader r5 r4 5
+	waiter w6 6
 	release_lock h
 	local t
-	for t in w1 w2 ww3 w4 ww6; do
+	for t in r1 r2 ww3 r4 r5 ww6; do
 		bg_wait "$t" 30
 		assert_equal "$BG_STATUS" 0
 	done
-	# r1 ran while r2 did (r1 waited for r2), then w3, r4, w6.
-	assert_equal "$(tr '\n' ' ' <"$ORDER")" "r1 start r2 start r2 end r1 end w3 r4 w6 "
+	# Each pair of readers met under the lock; the writers came between.
+	assert_equal "$(sed -n 1,2p "$ORDER" | sort | tr '\n' ' ')" "r1 r2 "
+	assert_equal "$(sed -n 3p "$ORDER")" w3
+	assert_equal "$(sed -n 4,5p "$ORDER" | sort | tr '\n' ' ')" "r4 r5 "
+	assert_equal "$(sed -n 6p "$ORDER")" w6
+}
+
+@test "a stream of readers does not starve a queued writer, nor writers the readers" {
+	hold_lock h "${SRV[@]}" -s job
+	waiter w1 1
+	reader r2 r3 2
+	reader r3 r2 3
+	# A reader that comes after the queued writer waits behind it even
+	# though NAME is held shared.
+	bg_start r4 "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c 'echo r4 >>"$1"' sh "$ORDER"
+	wait_until -t 10 queued_is job 4
+	run -0 cat "$ORDER"
+	assert_output ''
+	release_lock h
+	local t
+	for t in ww1 r2 r3 r4; do
+		bg_wait "$t" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	# The writer first; then the readers after it, together.
+	assert_equal "$(sed -n 1p "$ORDER")" w1
+	assert_equal "$(sed -n 2,4p "$ORDER" | sort | tr '\n' ' ')" "r2 r3 r4 "
 }
 
 @test "status, list and --json show the queue: position, host, pid, since" {
