@@ -179,9 +179,11 @@ fair_enter(struct lock *l, struct fair_waiter *f, int intr_fd,
     struct lock_outcome *o)
 {
 	long long pos[l->n], arr[l->n];
-	int go, answered;
-	int64_t sent;
+	int go = 0, answered;
+	int64_t sent = 0;
 
+	for (int i = 0; i < l->n; i++)
+		pos[i] = arr[i] = 0;
 	o->err[0] = '\0';
 	o->slow = 0;
 	o->busy_pttl = -1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# shellcheck shell=bash disable=SC2016,SC2034,SC2154
+# shellcheck shell=bash disable=SC2016,SC2030,SC2031,SC2034,SC2154
 #
 # --fair (man page "First come, first served: --fair"): waiters are
 # granted NAME in the order in which they began to wait, on the
