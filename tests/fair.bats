@@ -265,3 +265,35 @@ reader() {
 	run -1 redlock "${SRV[@]}" --fair -w 5s --once-per 1h job echo ran
 	refute_output ran
 }
+
+# The clock is skewed by preloading libfaketime, as tests/once-per.bats
+# does (not the faketime(1) wrapper, whose semaphores a killed run can
+# leave behind).
+faketime_lib() {
+	local lib
+	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+		[[ -e $lib ]] && echo "$lib" && return 0
+	done
+	return 1
+}
+
+@test "two hosts whose clocks differ by minutes: the order is the server's" {
+	local lib i skew
+	lib=$(faketime_lib) || skip "libfaketime.so.1 not found (apt-get install faketime)"
+	hold_lock h "${SRV[@]}" job
+	# Host A is ten minutes ahead, host B ten minutes behind; they come
+	# in turns A B A B ...
+	for i in 1 2 3 4 5 6; do
+		skew=+10m
+		((i % 2 == 0)) && skew=-10m
+		bg_start "w$i" env LD_PRELOAD="$lib" FAKETIME="$skew" \
+			"$RL" "${SRV[@]}" --fair -w 60s job sh -c 'echo "$1" >>"$2"' sh "$i" "$ORDER"
+		wait_until -t 10 queued_is job "$i"
+	done
+	release_lock h
+	for i in 1 2 3 4 5 6; do
+		bg_wait "w$i" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	assert_equal "$(tr '\n' ' ' <"$ORDER")" "1 2 3 4 5 6 "
+}
