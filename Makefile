@@ -53,7 +53,7 @@ SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_en
 	src/tree.c src/child.c src/guard.c src/supervise.c src/run.c src/verbs.c \
 	src/status.c src/stop.c src/refused.c src/print.c src/sha1.c src/slot.c src/clock.c \
 	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c \
-	src/notify.c
+	src/notify.c src/fair.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
 SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \
 	src/hooks.c src/record.c src/monitor.c src/runs.c

@@ -39,7 +39,8 @@
 # Environment:
 #   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGHIJT)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
-#                        names: redlock flock etcd rcli py)
+#                        names: redlock fair flock etcd rcli py; fair is
+#                        redlock --fair, whose queue B and C exercise)
 #   BENCH_WAITERS=1000   waiters queued in E
 #   BENCH_QUICK=1        fewer runs everywhere (a smoke test, noisy)
 #   BENCH_KEEP=1         keep the temporary directory (raw samples)
@@ -243,7 +244,8 @@ start_etcd() {
 # ---------------------------------------------------------------------------
 # The tools: CMD=(the words that run a command under lock NAME)
 
-declare -A LABEL=([redlock]=redlock [base]="redlock (baseline)"
+declare -A LABEL=([redlock]=redlock [fair]="redlock --fair"
+	[base]="redlock (baseline)"
 	[flock]="flock(1)" [etcd]="etcdctl lock"
 	[rcli]="redis-cli loop" [py]="redis-py Lock")
 
@@ -251,6 +253,7 @@ tool_cmd() {
 	case $1 in
 	redlock | redlock1) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" "$2") ;;
 	redlock5) CMD=("$REDLOCK" "${QUORUM_URLS[@]}" "$2") ;;
+	fair) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" --fair "$2") ;;
 	base) CMD=("$BASELINE" -u "redis://127.0.0.1:$RPORT" "$2") ;;
 	redlock-tls) CMD=("$REDLOCK" -u "rediss://localhost:$TPORT" --cacert "$TMP/tls/ca.crt" "$2") ;;
 	rcli-tls) CMD=("$BENCH/tools/rcli-lock" --tls "$TMP/tls/ca.crt" "$TPORT" "$2") ;;
@@ -951,11 +954,11 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX") || die "mktemp failed"
 ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 declare -A MISSING
-read -ra want <<<"${BENCH_TOOLS:-redlock flock etcd rcli py}"
+read -ra want <<<"${BENCH_TOOLS:-redlock fair flock etcd rcli py}"
 TOOLS=()
 for t in "${want[@]}"; do
 	case $t in
-	redlock | flock | rcli) TOOLS+=("$t") ;;
+	redlock | fair | flock | rcli) TOOLS+=("$t") ;;
 	etcd)
 		if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
 			TOOLS+=(etcd)

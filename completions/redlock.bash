@@ -89,7 +89,7 @@ _redlock()
         --conflict-exit-code --command --prefix --shared --exclusive --limit
         --on-lost --kill-after --min-hold --max-time --metrics-dir --record
         --skip-alert --on-start --on-exit --hook-timeout --env --json --prom --fence
-        --once-per --lock-delay --replace --respawn
+        --once-per --lock-delay --replace --respawn --fair
         --tls --cacert --cacertdir --cert --key --sni --insecure --password-file
         --label --store-args --verbose --quiet --help --version
         -u -t -n -w -E -c -p -s -x -e -v -q -h -V"

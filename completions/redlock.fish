@@ -187,6 +187,7 @@ complete -c redlock -n __redlock_opts_ok -l once-per -x -a '1m 5m 15m 1h 24h' -d
 complete -c redlock -n __redlock_opts_ok -l lock-delay -x -a '(__redlock_durations -z)' -d 'After a lost lock, no holder for this long'
 complete -c redlock -n __redlock_opts_ok -l replace -d 'Ask the holders to stop and take over before the waiters'
 complete -c redlock -n __redlock_opts_ok -l respawn -d 'Standby: run again whenever the lock is had, until signalled'
+complete -c redlock -n __redlock_opts_ok -l fair -d 'Wait in a queue: waiters are granted in order'
 complete -c redlock -n __redlock_opts_ok -l env -d 'acquire: print shell assignments, not the token'
 complete -c redlock -n __redlock_opts_ok -l json -d 'status, list, runs: print JSON objects'
 complete -c redlock -n __redlock_opts_ok -l prom -d 'runs: print Prometheus text'

@@ -131,6 +131,7 @@ option_more(struct config *c, struct parse *p, int ch, const char *arg,
 	case OPT_FENCE: c->fence = 1; break;
 	case OPT_REPLACE: c->replace = 1; break;
 	case OPT_RESPAWN: c->respawn = 1; break;
+	case OPT_FAIR: c->fair = 1; break;
 	case OPT_STORE_ARGS: c->store_args = 1; break;
 	case OPT_LABEL: c->label = arg; break;
 	case OPT_TLS: c->tls = 1; break;
@@ -442,6 +443,28 @@ said(const struct parse *p, int opt, const char *flag, const char *var)
 	return p->seen[opt] ? flag : var;
 }
 
+/* --fair against the options that cannot wait in a queue: a request
+ * that does not wait has no place in it, and --replace goes ahead of
+ * every waiter.  Verbs that take no lock ignore it (REDLOCK_FAIR may be
+ * set for the run form alone). */
+static int
+check_fair(struct config *c, struct parse *p)
+{
+	const char *fair = said(p, OPT_FAIR, "--fair", "REDLOCK_FAIR");
+
+	if (!c->fair || (c->verb != VERB_RUN && c->verb != VERB_ACQUIRE))
+		return CONFIG_OK;
+	if (c->replace)
+		return bad(p, "%s grants NAME in the order of the waiters, "
+		    "%s ahead of them: not both", fair,
+		    said(p, OPT_REPLACE, "--replace", "REDLOCK_REPLACE"));
+	if (c->wait == 0)
+		return bad(p, "%s queues waiters: a request that does not wait "
+		    "(%s) has no place in the queue", fair,
+		    p->seen['n'] ? "-n" : said(p, 'w', "-w 0", "REDLOCK_WAIT=0"));
+	return CONFIG_OK;
+}
+
 /* The options of a command (-c, and the scheduling options of SPEC
  * section 15) against the rest: a verb has no command to run; they concern the one holder of an
  * exclusive lock; --replace waits for the holders it asks to stop. */
@@ -470,7 +493,7 @@ check_run_options(struct config *c, struct parse *p)
 		return bad(p, "%s waits for the holder it asks to stop: give -w, "
 		    "not %s", said(p, OPT_REPLACE, "--replace", "REDLOCK_REPLACE"),
 		    p->seen['n'] ? "-n" : said(p, 'w', "-w 0", "REDLOCK_WAIT=0"));
-	return CONFIG_OK;
+	return check_fair(c, p);
 }
 
 /*

@@ -54,6 +54,7 @@ struct config {
 	int64_t lock_delay;	/* --lock-delay DURATION, ms */
 	int replace;		/* --replace */
 	int respawn;		/* --respawn */
+	int fair;		/* --fair: waiters are granted in order */
 	const char *name;
 	char **cmd;		/* NULL-terminated, or NULL with -c */
 	const char *token;	/* release, extend */

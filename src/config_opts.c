@@ -51,6 +51,7 @@ const struct option config_longopts[] = {
 	{ "lock-delay", required_argument, NULL, OPT_LOCK_DELAY },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
 	{ "respawn", no_argument, NULL, OPT_RESPAWN },
+	{ "fair", no_argument, NULL, OPT_FAIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -75,6 +76,7 @@ const struct config_env_special config_env_special_opts[] = {
 	{ OPT_RECORD, "REDLOCK_RECORD" },
 	{ OPT_REPLACE, "REDLOCK_REPLACE" },
 	{ OPT_RESPAWN, "REDLOCK_RESPAWN" },
+	{ OPT_FAIR, "REDLOCK_FAIR" },
 	{ 0, NULL }
 };
 

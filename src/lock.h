@@ -54,6 +54,7 @@ struct lock {
 	long long replace_since;	/* the claim's since, server ms (0:
 					 * not asserted yet; replace.c) */
 	int standby;		/* --respawn: our waiter ids say so */
+	int fair;		/* --fair: wait in the queue (fair.c) */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */
 	int64_t done_since;	/* clock_ms() when --once-per found the
@@ -95,6 +96,8 @@ struct lock_outcome {
 				 * this long after a failover (failover.c),
 				 * a lost holder's --lock-delay or a
 				 * --replace claim (proto.c) */
+	int fair_pos;		/* --fair: our place in the queue, from 1;
+				 * 0: not known */
 	char err[384];		/* why servers failed, for the message */
 };
 

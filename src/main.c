@@ -73,6 +73,7 @@ static const char usage_text[] =
 "      --lock-delay DURATION    after a lock was lost, no holder for this long\n"
 "      --replace                ask the holders to stop; take NAME over first\n"
 "      --respawn                standby: run again after each run until signalled\n"
+"      --fair                   wait in a queue: waiters are granted in order\n"
 "      --env                    acquire: print shell assignments, not the token\n"
 "      --json                   status, list, runs: print JSON objects\n"
 "      --prom                   runs: print Prometheus text\n"
@@ -161,6 +162,7 @@ dispatch(const struct config *cfg, int *die_by)
 		lock.limit = cfg->limit;
 		lock.delay = cfg->lock_delay;
 		lock.replace = cfg->replace;
+		lock.fair = cfg->fair;
 		code = cfg->verb != VERB_RUN ? verbs_run(cfg, &lock, die_by) :
 		    cfg->respawn ? respawn_run(cfg, &lock, die_by) :
 		    run_command(cfg, &lock, die_by);

@@ -160,8 +160,13 @@ notify_waiting(struct lock *l, enum lock_result res,
 	if (notify.fd < 0)
 		return;
 	now = clock_ms();
-	if (res != LOCK_BUSY || now >= notify.holder_at) {
-		if (res == LOCK_BUSY) {
+	if (res != LOCK_BUSY || now >= notify.holder_at || o->fair_pos > 0) {
+		if (res == LOCK_BUSY && o->fair_pos > 0)
+			/* --fair: the place in the queue, which changes as
+			 * the waiters ahead are served. */
+			snprintf(why, sizeof(why), ": position %d in the queue",
+			    o->fair_pos);
+		else if (res == LOCK_BUSY) {
 			holder_status(l, why, sizeof(why));
 			notify.holder_at = now + NOTIFY_HOLDER_EVERY_MS;
 		} else

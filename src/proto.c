@@ -112,7 +112,7 @@ static const char *const scripts[SCRIPT_COUNT] = {
 	lua_sh_renew_meta,
 	lua_release_key, lua_release_record, lua_wake_push, lua_once_done,
 	lua_sh_release_set, lua_sh_release_meta, lua_sh_release_mark,
-	lua_inspect_key, lua_inspect_record, lua_inspect_holders
+	lua_inspect_key, lua_inspect_record, lua_inspect_holders, lua_fair
 };
 
 /* The scripts' SHA-1 names, computed on first use. */
@@ -337,6 +337,24 @@ args_script(struct args *a, enum script s, const struct keys *k)
 		const char *key = key_by_letter(k, order[s][i], &len);
 		args_add(a, key, len);
 	}
+	a->base = a->argc - 1;
+}
+
+/*
+ * Start a fresh vector for script s whose keys are not struct keys'
+ * (a module's own, as fair.c's): EVALSHA with the n keys key[i] of
+ * len[i] bytes, in the order of the script's KEYS.
+ */
+void
+args_script_keys(struct args *a, enum script s, const char *const *key,
+    const size_t *len, int n)
+{
+	args_script(a, s, &(struct keys){ 0 });
+	a->argc = 2;
+	a->nums = 0;
+	args_num(a, n);
+	for (int i = 0; i < n; i++)
+		args_add(a, key[i], len[i]);
 	a->base = a->argc - 1;
 }
 

@@ -38,6 +38,8 @@ enum script {
 	SCRIPT_ONCE_DONE, SCRIPT_SH_RELEASE_SET, SCRIPT_SH_RELEASE_META,
 	SCRIPT_SH_RELEASE_MARK, SCRIPT_INSPECT_KEY, SCRIPT_INSPECT_RECORD,
 	SCRIPT_INSPECT_HOLDERS,
+	/* --fair: the waiters' queue (fair.c); its keys are fair.c's. */
+	SCRIPT_FAIR,
 	SCRIPT_COUNT
 };
 
@@ -112,6 +114,8 @@ void args_add(struct args *a, const char *s, size_t n);
 void args_str(struct args *a, const char *s);
 void args_num(struct args *a, long long v);
 void args_script(struct args *a, enum script s, const struct keys *k);
+void args_script_keys(struct args *a, enum script s, const char *const *key,
+    const size_t *len, int n);
 void args_put(struct args *a, int pos, const char *s, size_t n);
 void args_put_str(struct args *a, int pos, const char *s);
 void args_put_num(struct args *a, int pos, long long v);

@@ -44,6 +44,22 @@
 #define ARG_BUMP_LINGER 2
 #define ARGC_BUMP 2
 
+/* fair.lua */
+#define NKEYS_FAIR 5
+#define ARG_FAIR_OP 1
+#define ARG_FAIR_MEMBER 2
+#define ARG_FAIR_ARRIVAL 3
+#define ARG_FAIR_LEASE_MS 4
+#define ARG_FAIR_LIMIT 5
+#define ARG_FAIR_META 6
+#define ARG_FAIR_WAKE_MS 7
+#define ARG_FAIR_TOKENS 8
+#define ARGC_FAIR 7
+#define REPLY_FAIR_GO 0
+#define REPLY_FAIR_POS 1
+#define REPLY_FAIR_ARRIVAL 2
+#define NREPLY_FAIR 3
+
 /* inspect.lua */
 #define SCRIPT_KEYS_INSPECT "kmwhHa"
 #define NKEYS_INSPECT 6

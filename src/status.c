@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "exit.h"
+#include "fair.h"
 #include "inspect.h"
 #include "log.h"
 #include "print.h"
@@ -83,6 +84,55 @@ sched_json(const struct lock_sched *s)
 	}
 	if (s->claim_ms > 0)
 		printf(",\"claim_ms\":%lld", s->claim_ms);
+}
+
+/* The --fair queue's lines, when some wait: its members in order, who
+ * and since when (on the server's clock). */
+static void
+queue_text(const struct fair_view *q)
+{
+	char since[32], ago[32];
+
+	if (q->count == 0)
+		return;
+	printf("queue:   %d waiting (--fair)\n", q->count);
+	for (int i = 0; i < q->n; i++) {
+		const struct fair_entry *e = &q->e[i];
+		print_time(e->since_ms, since, sizeof(since));
+		duration_format(q->now_ms - e->since_ms, ago, sizeof(ago));
+		printf("  %d. ", i + 1);
+		print_text(e->user, strlen(e->user));
+		putchar('@');
+		print_text(e->host, strlen(e->host));
+		printf(" pid %ld %s, waiting since %s (%s)\n", e->pid,
+		    e->shared ? "shared" : "exclusive", since, ago);
+	}
+	if (q->n < q->count)
+		printf("  ... and %d more\n", q->count - q->n);
+}
+
+/* The --fair queue as a JSON member, after a comma, when some wait. */
+static void
+queue_json(const struct fair_view *q)
+{
+	char since[32];
+
+	if (q->count == 0)
+		return;
+	printf(",\"queued\":%d,\"queue\":[", q->count);
+	for (int i = 0; i < q->n; i++) {
+		const struct fair_entry *e = &q->e[i];
+		print_time(e->since_ms, since, sizeof(since));
+		printf("%s{\"position\":%d,\"shared\":%s,\"host\":",
+		    i ? "," : "", i + 1, e->shared ? "true" : "false");
+		print_json(e->host, strlen(e->host));
+		printf(",\"pid\":%ld,\"user\":", e->pid);
+		print_json(e->user, strlen(e->user));
+		printf(",\"since\":\"%s\",\"since_ms\":%lld,"
+		    "\"waiting_ms\":%lld}", since, e->since_ms,
+		    q->now_ms - e->since_ms);
+	}
+	putchar(']');
 }
 
 /* The JSON object of a lock, without its closing brace. */
@@ -174,6 +224,7 @@ status_show(const struct config *c, struct lock *l)
 	const struct lock_view *h;
 	struct record rec;
 	struct lock_sched sched;
+	struct fair_view queue;
 	int answered = inspect_lock(l, v, 0, &o);
 
 	if (answered < l->quorum) {
@@ -184,8 +235,10 @@ status_show(const struct config *c, struct lock *l)
 	h = inspect_agreed(l, v);
 	record_read(l, &rec);
 	sched = inspect_sched(l, v);
+	fair_view(l, &queue);
 	if (c->json) {
 		status_json(l, h, h != NULL, &sched);
+		queue_json(&queue);
 		fputs(",\"record\":", stdout);
 		record_json(&rec);
 		if (l->n > 1) {
@@ -202,6 +255,7 @@ status_show(const struct config *c, struct lock *l)
 		fputs("}\n", stdout);
 	} else {
 		status_text(l, h, &sched);
+		queue_text(&queue);
 		record_text(&rec);
 		for (int i = 0; l->n > 1 && i < l->n; i++) {
 			char ttl[32];
@@ -214,6 +268,7 @@ status_show(const struct config *c, struct lock *l)
 	}
 	inspect_views_free(v, l->n);
 	record_free(&rec);
+	fair_view_free(&queue);
 	return h != NULL ? 0 : 1;
 }
 
@@ -288,6 +343,7 @@ struct row {
 	size_t namelen;
 	struct lock_view v;
 	struct record rec;	/* list --json: the run record */
+	struct fair_view queue;	/* --fair waiters */
 };
 
 static void
@@ -321,6 +377,8 @@ list_text(struct row *rows, size_t n)
 		if (v->sched.waiters > 0)
 			printf("  [waiters: %d, standbys: %d]", v->sched.waiters,
 			    v->sched.standbys);
+		if (rows[i].queue.count > 0)
+			printf("  [queue: %d]", rows[i].queue.count);
 		putchar('\n');
 	}
 }
@@ -355,6 +413,7 @@ list_rows(const struct config *c, struct lock *l, const struct scan *sc,
 			rows[nrows].namelen = f->len - pl;
 			if (c->json)
 				record_read(&k, &rows[nrows].rec);
+			fair_view(&k, &rows[nrows].queue);
 			rows[nrows++].v = *h;
 			/* The row owns the holders now. */
 			v[h - v].holders = NULL;
@@ -397,6 +456,7 @@ status_list(const struct config *c, struct lock *l)
 			    .k = { .key = (char *)rows[i].name - pl,
 			    .keylen = rows[i].namelen + pl } };
 			status_json(&t, &rows[i].v, 1, &rows[i].v.sched);
+			queue_json(&rows[i].queue);
 			fputs(",\"record\":", stdout);
 			record_json(&rows[i].rec);
 			fputs("}\n", stdout);
@@ -407,6 +467,7 @@ out:
 	for (size_t i = 0; i < nrows; i++) {
 		free(rows[i].v.holders);
 		record_free(&rows[i].rec);
+		fair_view_free(&rows[i].queue);
 	}
 	free(m);
 	for (int i = 0; i < l->n; i++)

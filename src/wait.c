@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "failover.h"
+#include "fair.h"
 #include "hold.h"
 #include "notify.h"
 #include "quorum.h"
@@ -375,6 +376,92 @@ sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
 	return lock_try(l, &w->waiter, 0, o, intr_fd);
 }
 
+/* --fair (fair.c): the lists a member of the queue blocks on: its own,
+ * which the queue pushes to when it may go, and once it may go the
+ * lock's, as any waiter's. */
+static void
+fair_lists(const struct lock *l, const struct fair_waiter *f,
+    struct lists *ls)
+{
+	ls->n = 0;
+	if (f->go)
+		wake_keys(l, ls);
+	ls->key[ls->n] = f->key[3];
+	ls->len[ls->n++] = f->len[3];
+}
+
+/* One round of a fair wait: renew our place unless it is fresh, then an
+ * attempt if we may go. */
+static enum lock_result
+fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
+    int intr_fd, struct lock_outcome *o)
+{
+	if (!fair_fresh(f, 0)) {
+		switch (fair_enter(l, f, intr_fd, o)) {
+		case -2: return LOCK_INTERRUPTED;
+		case -1: return LOCK_UNAVAILABLE;
+		case 0: return LOCK_BUSY;
+		default: break;
+		}
+	}
+	return lock_try(l, &w->waiter, 0, o, intr_fd);
+}
+
+/*
+ * A fair wait (--fair): as wait_acquire() waits, but in the queue: no
+ * attempt until we may go, never a block longer than FAIR_RENEW_MS (so
+ * that our place is renewed), and we leave the queue when granted or
+ * giving up.  A member that may go makes its attempt once a release
+ * woke it, one round trip, but never rides it behind its wait
+ * (wake_and_try()): the server would run it for a waiter that is
+ * stopped or cut off, which would then hold NAME for a TTL, not lose
+ * its place within FAIR_LEASE_MS.
+ */
+static enum lock_result
+wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
+    struct lock_outcome *o)
+{
+	struct fair_waiter f;
+	struct lists ls;
+	enum lock_result res = LOCK_UNAVAILABLE;
+	int first = 1, stop = 0, rc;
+
+	if (fair_begin(l, &f) < 0) {
+		snprintf(o->err, sizeof(o->err), "out of memory");
+		stop = 1;
+	} else
+		res = fair_try(l, w, &f, intr_fd, o);
+	while (!stop) {
+		int64_t ms;
+
+		if (first ? final_first(res, o, w->wait, clock_ms() -
+		    w->start) : final_later(res))
+			break;
+		first = 0;
+		ms = res == LOCK_BUSY ? pause_busy(l, w, o, intr_fd, &res) :
+		    pause_failed(l, w, &res);
+		if (ms < 0)
+			break;
+		if (ms > FAIR_RENEW_MS)
+			ms = FAIR_RENEW_MS;
+		notify_waiting(l, res, o);
+		fair_lists(l, &f, &ls);
+		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
+		    &w->waiter.woken);
+		if (rc < 0 || rc == 2) {
+			res = rc < 0 ? LOCK_INTERRUPTED : LOCK_UNAVAILABLE;
+			break;
+		}
+		if (rc > 0 && w->failures++ == 0)
+			w->since = clock_ms();
+		res = fair_try(l, w, &f, intr_fd, o);
+	}
+	/* Granted or given up, we leave: the next may go at once. */
+	fair_leave(l, &f);
+	fair_end(&f);
+	return res;
+}
+
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
  * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
@@ -393,6 +480,13 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	w.waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	/* A first attempt under -n still gets its full time. */
 	l->deadline = wait > 0 ? w.until : -1;
+	if (l->fair) {
+		res = wait_fair(l, &w, intr_fd, o);
+		if (res != LOCK_HELD)
+			lock_unqueue(l, &w.waiter);
+		l->deadline = -1;
+		return res;
+	}
 	res = lock_try(l, &w.waiter, 0, o, intr_fd);
 	for (;;) {
 		int64_t ms;

@@ -397,6 +397,7 @@ static const struct {
 	{ "acquire", "56af02fa95eb0882fa787241a8f1ba92257de653" },
 	{ "acquire_any", "e2a5af412e6125deabad56cfecdcb3a91248a652" },
 	{ "bump", "4334aff345f15c22a0f86fcbf9b08abf39b8a1c6" },
+	{ "fair", "808de51f01b4f1ed5a44b3e1abf9c03bce33875d" },
 	{ "inspect", "b73bd8cccb5b49d64d70678303a16ed1e3da107b" },
 	{ "inspect_holders", "38fe72c6282ed9d3402f8340f0a3948e1bce5a68" },
 	{ "inspect_key", "d6f7a2d6a381ef5de617b25a1b1e1f737ecc9b70" },

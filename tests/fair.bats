@@ -1,0 +1,299 @@
+#!/usr/bin/env bats
+# shellcheck shell=bash disable=SC2016,SC2030,SC2031,SC2034,SC2154
+#
+# --fair (man page "First come, first served: --fair"): waiters are
+# granted NAME in the order in which they began to wait, on the
+# server's clock; a waiter that dies, is stopped, cut off or gives up
+# leaves the queue within the bound the man page states (2 s); status
+# and list show the queue; nothing is left once it is empty.
+
+load helpers
+load fault_helpers
+
+lifecycle main -- q2 -- q3
+
+# The man page's bound on how long a dead waiter holds the queue up,
+# with a second to spare for a loaded machine (the slowness factor
+# scales it further).
+DEAD_BOUND_MS=3000
+
+# shellcheck disable=SC2317 # called by lifecycle
+test_setup() {
+	ORDER=$BATS_TEST_TMPDIR/order
+	: >"$ORDER"
+	SRV=(-u "unix://$REDIS_SOCK")
+}
+
+# queued NAME: how many wait in NAME's queue, as status shows it.
+queued() {
+	"$RL" "${SRV[@]}" status "$1" 2>/dev/null |
+		sed -n 's/^queue: *\([0-9]*\) waiting.*/\1/p' | grep . || echo 0
+}
+queued_is() { [[ $(queued "$1") == "$2" ]]; }
+lines_are() { [[ $(wc -l <"$ORDER") -ge $1 ]]; }
+
+# waiter TAG [OPTION...]: a --fair waiter of NAME "job" whose command
+# appends TAG to the order file; returns once it is in the queue
+# (queue length N, the caller's count).
+waiter() {
+	local tag=$1 n=$2
+	shift 2
+	bg_start "w$tag" "$RL" "${SRV[@]}" --fair -w 60s "$@" job \
+		sh -c 'echo "$1" >>"$2"' sh "$tag" "$ORDER"
+	wait_until -t 10 queued_is job "$n"
+}
+
+# one_round: a holder, eight waiters joining one after another (each
+# once the one before is queued), then the release; prints the order.
+one_round() {
+	: >"$ORDER"
+	hold_lock h "${SRV[@]}" job
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		waiter "$i" "$i"
+	done
+	release_lock h
+	for i in 1 2 3 4 5 6 7 8; do
+		bg_wait "w$i" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	tr '\n' ' ' <"$ORDER"
+}
+
+@test "eight waiters run in the order they came, ten rounds in a row, on one server" {
+	local r
+	for r in 1 2 3 4 5 6 7 8 9 10; do
+		assert_equal "$(one_round)" "1 2 3 4 5 6 7 8 "
+	done
+}
+
+@test "nothing is left of the queue in Redis once it is empty" {
+	one_round >/dev/null
+	wait_until -t 5 queued_is job 0
+	run -0 rcli --scan --pattern '*fair*'
+	assert_output ''
+}
+
+@test "on a quorum of three the waiters run in the order they came" {
+	SRV=(-u "unix://$REDIS_SOCK" -u "unix://$(redis_sock q2)" -u "unix://$(redis_sock q3)")
+	local r
+	for r in 1 2 3; do
+		assert_equal "$(one_round)" "1 2 3 4 5 6 7 8 "
+	done
+	# Every server ordered the queue alike, and kept nothing.
+	for r in main q2 q3; do
+		run -0 rcli_at "$r" --scan --pattern '*fair*'
+		assert_output ''
+	done
+}
+
+# head_gone HOW: the head waiter is made to fail by HOW (a function of
+# its pid); the next waiter runs within the bound, the head did not.
+head_gone() {
+	local how=$1 t0 t1
+	hold_lock h "${SRV[@]}" job
+	waiter 1 1
+	waiter 2 2
+	"$how" "$(bg_pid w1)"
+	t0=$(now_ms)
+	release_lock h
+	wait_until -t 10 lines_are 1
+	t1=$(now_ms)
+	assert_equal "$(cat "$ORDER")" 2
+	assert [ $((t1 - t0)) -lt "$(scale_ms "$DEAD_BOUND_MS")" ]
+	bg_wait w2
+	assert_equal "$BG_STATUS" 0
+}
+kill_it() { kill -KILL "$1"; }
+stop_it() { stop_pid "$1"; }
+
+@test "a SIGKILLed head waiter holds the queue up no longer than the bound" {
+	head_gone kill_it
+}
+
+@test "a SIGSTOPped head waiter loses its place within the bound, and goes to the back when it resumes" {
+	head_gone stop_it
+	cont_pid "$(bg_pid w1)"
+	bg_wait w1
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(tr '\n' ' ' <"$ORDER")" "2 1 "
+}
+
+@test "a head waiter cut off from the server leaves the queue within the bound" {
+	start_proxy main
+	hold_lock h "${SRV[@]}" job
+	bg_start w1 "$RL" -u "$PROXY_URL" --fair -w 60s job \
+		sh -c 'echo 1 >>"$1"' sh "$ORDER"
+	wait_until -t 10 queued_is job 1
+	waiter 2 2
+	proxy_set blackhole
+	local t0 t1
+	t0=$(now_ms)
+	release_lock h
+	wait_until -t 10 lines_are 1
+	t1=$(now_ms)
+	assert_equal "$(cat "$ORDER")" 2
+	assert [ $((t1 - t0)) -lt "$(scale_ms "$DEAD_BOUND_MS")" ]
+}
+
+@test "a -w 1s head waiter times out and the queue moves on at once" {
+	hold_lock h "${SRV[@]}" job
+	bg_start w1 "$RL" "${SRV[@]}" --fair -w 1s job true
+	wait_until -t 10 queued_is job 1
+	waiter 2 2
+	bg_wait w1
+	assert_equal "$BG_STATUS" 1
+	# At once: the queue holds the second waiter alone.
+	run -0 queued job
+	assert_output 1
+	release_lock h
+	bg_wait w2
+	assert_equal "$BG_STATUS" 0
+}
+
+# reader TAG OTHER N: a --fair shared waiter whose command meets reader
+# OTHER (each waits for the other's file, at most 10 s: they must hold
+# NAME at once), then logs TAG; returns once the queue is N long.
+reader() {
+	bg_start "$1" "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c \
+		'. "$2/lib/await.sh"; : >"$3/$1.in"; await_file "$3/$4.in" 10 &&
+		echo "$1" >>"$5"' sh "$1" "$TESTS_DIR" "$BATS_TEST_TMPDIR" "$2" "$ORDER"
+	wait_until -t 10 queued_is job "$3"
+}
+
+@test "readers and writers run in the order they came; readers that came together run together" {
+	hold_lock h "${SRV[@]}" job
+	reader r1 r2 1
+	reader r2 r1 2
+	waiter w3 3
+	reader r4 r5 4
+	reader r5 r4 5
+	waiter w6 6
+	release_lock h
+	local t
+	for t in r1 r2 ww3 r4 r5 ww6; do
+		bg_wait "$t" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	# Each pair of readers met under the lock; the writers came between.
+	assert_equal "$(sed -n 1,2p "$ORDER" | sort | tr '\n' ' ')" "r1 r2 "
+	assert_equal "$(sed -n 3p "$ORDER")" w3
+	assert_equal "$(sed -n 4,5p "$ORDER" | sort | tr '\n' ' ')" "r4 r5 "
+	assert_equal "$(sed -n 6p "$ORDER")" w6
+}
+
+@test "a stream of readers does not starve a queued writer, nor writers the readers" {
+	hold_lock h "${SRV[@]}" -s job
+	waiter w1 1
+	reader r2 r3 2
+	reader r3 r2 3
+	# A reader that comes after the queued writer waits behind it even
+	# though NAME is held shared.
+	bg_start r4 "$RL" "${SRV[@]}" --fair -s -w 60s job sh -c 'echo r4 >>"$1"' sh "$ORDER"
+	wait_until -t 10 queued_is job 4
+	run -0 cat "$ORDER"
+	assert_output ''
+	release_lock h
+	local t
+	for t in ww1 r2 r3 r4; do
+		bg_wait "$t" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	# The writer first; then the readers after it, together.
+	assert_equal "$(sed -n 1p "$ORDER")" w1
+	assert_equal "$(sed -n 2,4p "$ORDER" | sort | tr '\n' ' ')" "r2 r3 r4 "
+}
+
+@test "status, list and --json show the queue: position, host, pid, since" {
+	hold_lock h "${SRV[@]}" job
+	waiter 1 1
+	bg_start w2 "$RL" "${SRV[@]}" --fair -s -w 60s job true
+	wait_until -t 10 queued_is job 2
+	run -0 redlock "${SRV[@]}" status job
+	assert_line --partial "queue:   2 waiting (--fair)"
+	assert_line --regexp "^  1\. .*@$(hostname) pid $(bg_pid w1) exclusive, waiting since "
+	assert_line --regexp "^  2\. .* pid $(bg_pid w2) shared, waiting since "
+	run -0 redlock "${SRV[@]}" list
+	assert_output --partial "[queue: 2]"
+	run -0 redlock "${SRV[@]}" status --json job
+	assert_output --partial "\"queued\":2,\"queue\":[{\"position\":1,\"shared\":false,"
+	assert_output --partial "\"pid\":$(bg_pid w1),"
+	assert_output --partial "{\"position\":2,\"shared\":true,"
+	run -0 redlock "${SRV[@]}" list --json
+	assert_output --partial "\"queued\":2"
+	release_lock h
+}
+
+@test "waiters without --fair and foreign clients take a free NAME ahead of the queue" {
+	# A foreign client's key is a holder like any: the queue waits for it.
+	rcli SET redlock:job foreign PX 1000 >/dev/null
+	waiter 1 1
+	# A plain waiter is not in the queue, and runs as well.
+	bg_start plain "$RL" "${SRV[@]}" -w 60s job sh -c 'echo plain >>"$1"' sh "$ORDER"
+	run -0 queued job
+	assert_output 1
+	wait_until -t 10 lines_are 2
+	bg_wait plain
+	assert_equal "$BG_STATUS" 0
+	bg_wait w1
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(sort "$ORDER" | tr '\n' ' ')" "1 plain "
+}
+
+@test "--fair with -n, -w 0 or --replace is a usage error that says why" {
+	run -64 redlock --fair -n job true
+	assert_output --partial "has no place in the queue"
+	run -64 redlock --fair -w 0 job true
+	assert_output --partial "(-w 0)"
+	REDLOCK_FAIR=1 run -64 redlock --replace -w 1s job true
+	assert_output --partial "REDLOCK_FAIR grants NAME in the order of the waiters, --replace"
+	# Verbs that take no lock ignore it.
+	REDLOCK_FAIR=1 run -1 redlock status job
+}
+
+@test "re-entrance: a nested --fair redlock of a NAME its parent holds runs at once" {
+	run -0 redlock "${SRV[@]}" --fair -w 5s job \
+		"$RL" "${SRV[@]}" --fair -w 5s job echo inner
+	assert_output inner
+}
+
+@test "--fair works with --lock-delay and --once-per" {
+	run -0 redlock "${SRV[@]}" --fair -w 5s --lock-delay 1s job true
+	run -0 redlock "${SRV[@]}" --fair -w 5s --once-per 1h job echo ran
+	assert_output ran
+	# The period had its success: skipped, with the -E status.
+	run -1 redlock "${SRV[@]}" --fair -w 5s --once-per 1h job echo ran
+	refute_output ran
+}
+
+# The clock is skewed by preloading libfaketime, as tests/once-per.bats
+# does (not the faketime(1) wrapper, whose semaphores a killed run can
+# leave behind).
+faketime_lib() {
+	local lib
+	for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+		[[ -e $lib ]] && echo "$lib" && return 0
+	done
+	return 1
+}
+
+@test "two hosts whose clocks differ by minutes: the order is the server's" {
+	local lib i skew
+	lib=$(faketime_lib) || skip "libfaketime.so.1 not found (apt-get install faketime)"
+	hold_lock h "${SRV[@]}" job
+	# Host A is ten minutes ahead, host B ten minutes behind; they come
+	# in turns A B A B ...
+	for i in 1 2 3 4 5 6; do
+		skew=+10m
+		((i % 2 == 0)) && skew=-10m
+		bg_start "w$i" env LD_PRELOAD="$lib" FAKETIME="$skew" \
+			"$RL" "${SRV[@]}" --fair -w 60s job sh -c 'echo "$1" >>"$2"' sh "$i" "$ORDER"
+		wait_until -t 10 queued_is job "$i"
+	done
+	release_lock h
+	for i in 1 2 3 4 5 6; do
+		bg_wait "w$i" 30
+		assert_equal "$BG_STATUS" 0
+	done
+	assert_equal "$(tr '\n' ' ' <"$ORDER")" "1 2 3 4 5 6 "
+}
