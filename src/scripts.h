@@ -20,7 +20,6 @@ struct lua_script {
 /* Every script, ending with { 0, 0 } (tests/unit.c checks their SHA-1). */
 extern const struct lua_script lua_scripts[];
 
-
 extern const char lua_acquire[], lua_acquire_any[], lua_bump[], lua_fair[],
     lua_inspect[], lua_inspect_holders[], lua_inspect_key[],
     lua_inspect_record[], lua_notify[], lua_once[], lua_once_done[],
