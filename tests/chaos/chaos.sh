@@ -284,6 +284,8 @@ promoted() {
 		{ sentinel_names 7101 "$1" || sentinel_names 7102 "$1" || sentinel_names 7103 "$1"; }
 }
 
+linked() { rcli "$1" INFO replication | grep -q '^master_link_status:up'; }
+
 servers_stop() {
 	local d
 	for d in "$RUN"/srv/*/; do
@@ -351,6 +353,10 @@ wait_holder() {
 		await 30 has_holder && holder
 	fi
 }
+
+# grants: how many sections began so far; granted_since N: more than N.
+grants() { grep -c ' begin ' "$D/store.log" 2>/dev/null; }
+granted_since() { (($(grants) > $1)); }
 
 # tree PID: PID and its descendants.
 tree() {
@@ -487,20 +493,37 @@ sc_forget_quorum() {
 }
 
 # failover [ARG...]: master 7001 (with ARGs) and replica 7002 under three
-# sentinels; the master is killed while a host holds the lock.
+# sentinels; the master is killed while a host holds the lock, and comes
+# back empty once the replica is promoted (Sentinel makes it a replica).
+# The lease is 15 s here: a failover and the return take 5-8 s (1 s to
+# be seen down, an election, a restart and a sync), and only a lease
+# that outlives them can overlap.
 failover() {
+	local h n
+	TTL_MS=15000 HOLD_MS=17000
 	redis_start 7001 "$@" || return 1
 	redis_start 7002 --replicaof "$SRV_IP" 7001 || return 1
 	sentinels_start 7001 || return 1
 	URLS=(-u "redis+sentinel://$SRV_IP:7101,$SRV_IP:7102,$SRV_IP:7103/$SERVICE")
 	all_hosts
-	sleep 2
+	# A grant fresh from the old master: its lease has the longest to run.
 	wait_holder >/dev/null || return 1
+	n=$(grants)
+	await $((HOLD_MS / 1000 + 10)) granted_since "$n" || return 1
+	# The hosts are cut off from the Redis side while it fails over, so
+	# that the first they see of the new master is after the old one came
+	# back as its replica (which resets a never-synced master's
+	# replication ids); the holder, which cannot renew, runs on its lease.
 	ev failover 7001 start
+	for h in "${HOSTS[@]}"; do sever "$h"; done
 	redis_kill 7001
 	await 30 promoted 7002 || { echo "chaos: 7002 was not promoted" >&2; return 1; }
+	# As Sentinel would make it, only sooner: a replica of the new master.
+	redis_start 7001 "$@" --replicaof "$SRV_IP" 7002 || return 1
+	await 20 linked 7001 || { echo "chaos: 7001 did not come back as a replica" >&2; return 1; }
+	for h in "${HOSTS[@]}"; do heal "$h"; done
 	ev failover 7001 end
-	sleep $((3 * TTL_MS / 1000 + 2))
+	sleep $((TTL_MS / 1000 + 4))
 }
 sc_failover() {
 	failover

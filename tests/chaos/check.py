@@ -24,7 +24,8 @@ admits it (redlock(1), CAVEATS):
     paused      one holder had been frozen (a "pause" event on its host
                 began during its section), and its run ended with 75
     drift=HOST  one holder is HOST, whose clock runs at another rate than
-                the 1% the lease allows for, and its run ended with 75
+                the 1% the lease allows for (it does not notice: its command
+                runs on past the lease, and only the fence stops its writes)
     forget=MS   the later holder started after a server "restart" event,
                 the overlap lasted at most MS (the old holder's next
                 renewal, a third of the TTL, plus its --kill-after), and
@@ -166,7 +167,7 @@ def admitted(ov, rules, events):
                     return rule
         elif name == "drift":
             for s in who:
-                if s.host == arg and s.status == 75:
+                if s.host == arg:
                     return rule
         elif name == "forget":
             if (restart_before(new, events) and (b - a) <= int(arg) * 10**6
