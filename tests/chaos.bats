@@ -16,9 +16,9 @@ load helpers
 lifecycle
 
 @test "a seeded mixed run of faults on three namespaced hosts: no overlap the man page does not admit, no stale write accepted, nothing left behind" {
-	local before
-	before=$(ip netns list 2>/dev/null | grep -c '^rlc' || true)
-	run "$TESTS_DIR/chaos/chaos.sh" -s 7 -d 35 mixed
+	local name=rlcb$$
+	run env TMPDIR="$BATS_TEST_TMPDIR" REDLOCK_CHAOS_NAME=$name \
+		"$TESTS_DIR/chaos/chaos.sh" -s 7 -d 35 mixed
 	if ((status == 77)); then
 		skip "${lines[0]#chaos: skipped: }"
 	fi
@@ -26,9 +26,10 @@ lifecycle
 	((status == 0)) || fail "the mixed scenario failed (status $status)"
 	assert_line '1 passed, 0 failed'
 	assert_line --partial 'seed 7'
-	# Its namespaces are gone (others' runs may have their own).
-	(($(ip netns list | grep -c '^rlc' || true) <= before)) ||
+	# Its namespaces and its history directory are gone.
+	if ip netns list | grep -q "^$name"; then
 		fail "namespaces left behind: $(ip netns list)"
-	[[ -z $(compgen -G "${TMPDIR:-/tmp}/redlock-chaos.*") ]] ||
-		fail "a history directory was left behind"
+	fi
+	[[ -z $(compgen -G "$BATS_TEST_TMPDIR/redlock-chaos.*") ]] ||
+		fail "the history directory was left behind"
 }

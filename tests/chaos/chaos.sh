@@ -7,7 +7,8 @@
 #   -d SECONDS   how long the mixed scenario injects faults (default 60)
 #   -k           keep the history directory (printed) instead of removing it
 #   SCENARIO     any of the list below (default: all of them, in order)
-# Environment: REDLOCK, the binary (default: ./redlock of the repository).
+# Environment: REDLOCK, the binary (default: ./redlock of the repository);
+# TMPDIR, where the history directory goes (default /tmp).
 #
 # Needs root (network namespaces, iptables), redis-server, redis-cli,
 # iptables and /usr/bin/python3; the clock scenario needs libfaketime.
@@ -101,7 +102,11 @@ for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1
 	[[ -e $f ]] && FAKETIME_LIB=$f && break
 done
 
-NSP=rlc$$
+# Every namespace of this run is named after it: rlcPID (a caller that
+# checks what is left may choose it, REDLOCK_CHAOS_NAME, letters and
+# digits, at most 12 so that interface names fit in 15 bytes).
+NSP=${REDLOCK_CHAOS_NAME:-rlc$$}
+[[ $NSP =~ ^[a-z][a-z0-9]{0,11}$ ]] || { echo "chaos: bad REDLOCK_CHAOS_NAME '$NSP'" >&2; exit 64; }
 SRV=${NSP}s
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/redlock-chaos.XXXXXX") || exit 70
 ip netns add "${NSP}probe" 2>/dev/null || { rm -rf "$RUN"; skip "cannot create a network namespace"; }
