@@ -99,7 +99,7 @@ step_shellcheck() {
 	shopt -s nullglob
 	# bats files are bash with @test blocks, which shellcheck understands.
 	as_bash=(tests/*.bats tests/*.bash completions/redlock.bash)
-	by_shebang=(tests/*.sh tests/lib/*.sh tests/package/*.sh bench/*.sh \
+	by_shebang=(tests/*.sh tests/lib/*.sh tests/chaos/*.sh tests/package/*.sh bench/*.sh \
 		tools/*.sh .ci/run debian/tests/suite)
 	for f in bench/tools/*; do
 		[[ -f $f ]] && head -n 1 "$f" | grep -qE '^#!.*/(env )?(ba)?sh\b' &&
