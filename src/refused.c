@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "exit.h"
+#include "failover.h"
 #include "inspect.h"
 #include "log.h"
 #include "sig.h"
@@ -22,6 +23,21 @@ pending_signal(void)
 		if (sig != SIG_EVENT && sig != SIGCHLD)
 			return sig;
 	return SIGTERM;
+}
+
+/* Held back by the failover guard (failover.c) rather than by a
+ * lock-delay or a claim: the words for it in buf, as status would say
+ * them; 0 when l reaches no server through Sentinel. */
+static int
+failover_words(const struct lock *l, const struct lock_outcome *o,
+    char *buf, size_t len)
+{
+	if (!failover_guarded(l))
+		return 0;
+	snprintf(buf, len, "free, held back after a failover (%lld.%03lld s "
+	    "left)", (long long)(o->hold_ms / 1000),
+	    (long long)(o->hold_ms % 1000));
+	return 1;
 }
 
 /* Report a conflict: with -E only under -v, since the caller tests the
@@ -63,7 +79,8 @@ refused_report(const struct config *c, struct lock *l,
 		/* Only held back (no holder's TTL among the answers): say
 		 * by what. */
 		if (o->hold_ms > 0 && o->busy_pttl < 0 &&
-		    inspect_held_back(l, why, sizeof(why)))
+		    (inspect_held_back(l, why, sizeof(why)) ||
+		    failover_words(l, o, why, sizeof(why))))
 			snprintf(m, sizeof(m), c->wait == 0 ? "lock '%s' is %s" :
 			    "timed out waiting for lock '%s' (%s)", c->name, why);
 		else if (c->wait == 0)

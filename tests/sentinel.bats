@@ -274,6 +274,11 @@ dead_url() {
 	fail_over c svc-c
 	release_guarded h
 	assert_equal "$BG_STATUS" 0
+	# While the guard holds grants back (the prefix's, every NAME), -n
+	# says so, as status would, not "held by someone else".
+	run --separate-stderr redlock -n -u "$url" -t 4s probe true
+	assert_equal "$status" 1
+	assert_regex "$stderr" "lock 'probe' is free, held back after a failover \\([0-9.]+ s left\\)"
 	assert_gets_lock w 30
 	release_guarded w
 	sentinel_teardown c
