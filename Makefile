@@ -2,7 +2,7 @@
 # PREFIX and DESTDIR; the warnings below are kept whatever CFLAGS says.
 # `make` only builds: it never installs packages (a package build runs it
 # as root without a network).  `make check`, `make demo` and the other
-# test targets install what is missing first (see deps).
+# targets that need tools install what is missing first (see deps).
 
 VERSION   = 0.1.0
 PREFIX   ?= /usr/local
@@ -22,10 +22,8 @@ PKGS      = hiredis uuid
 # OpenSSL's headers only: src/tls.c loads libssl with dlopen() when a TLS
 # URL is used, so that plain runs do not pay for it (see src/tls.c).
 TLS_PKG   = openssl
-BUILD_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev
-DEBIAN_PKGS = $(BUILD_PKGS) \
-	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux prometheus prometheus-node-exporter curl faketime lua-check
+# The Debian packages, by purpose, are listed in tools/packages.txt only.
+BUILD_PKGS = $(shell tools/packages.sh toolchain build)
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
@@ -95,35 +93,15 @@ have-deps:
 
 # The targets that may install packages (check, demo, ...) first build in
 # a new make, which reads pkg-config's answers after the installation.
-# Find hiredis, libuuid and OpenSSL's headers; as root on Debian,
-# install what is missing.
+# As root on Debian, install what is missing of tools/packages.txt's
+# purposes; otherwise print the apt-get line and fail.
 deps:
-	@pkg-config --exists $(PKGS) $(TLS_PKG) && exit 0; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
-	else \
-		echo "redlock: missing build dependencies; run:" >&2; \
-		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
-	fi
+	@tools/packages.sh --install toolchain build
 
-# The test tools (bats, redis-server, python3-redis, openssl, promtool,
-# node_exporter, curl), installed likewise.
+# The test tools (bats, redis-server, python3-redis, promtool...), git for
+# the test against an earlier build, and the chaos harness's tools.
 test-deps: deps
-	@missing=; \
-	for c in bats redis-server redis-cli openssl tmux promtool \
-		prometheus-node-exporter curl faketime; do \
-		command -v $$c >/dev/null || missing=1; done; \
-	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
-	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
-	[ -z "$$missing" ] && exit 0; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
-	else \
-		echo "redlock: missing test tools; run:" >&2; \
-		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
-	fi
+	@tools/packages.sh --install test check chaos
 
 tests/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
@@ -159,16 +137,20 @@ demo: test-deps
 FUZZ_SECONDS ?= 60
 
 sanitize: test-deps
+	@tools/packages.sh --install sanitize
 	tools/sanitize.sh
 
 valgrind: test-deps
+	@tools/packages.sh --install valgrind
 	@$(MAKE) --no-print-directory redlock
 	REDLOCK=./redlock tools/valgrind.sh
 
-fuzz:
+fuzz: deps
+	@tools/packages.sh --install fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
 
-lint:
+lint: deps
+	@tools/packages.sh --install lint
 	tools/lint.sh
 
 # The suite against a redlock built with a hiredis 1.x source tree
@@ -184,6 +166,7 @@ bench: redlock
 # build/deb so that its files land there rather than in the parent
 # directory; DEB_BUILD_OPTIONS=nocheck skips the suite.
 deb:
+	@tools/packages.sh --install deb
 	rm -rf build/deb
 	mkdir -p build/deb/redlock-$(VERSION)
 	tar -cf - --exclude=./build --exclude=./.git --exclude=./redlock \
@@ -197,6 +180,7 @@ deb:
 # purged, and run under a booted systemd: see tests/package/run.sh.
 # Takes a few minutes and needs root and a network; CI runs it.
 package-check:
+	@tools/packages.sh --install package
 	tests/package/run.sh
 
 # The Prometheus alerting rules go to DATADIR/redlock, where a
