@@ -4,7 +4,15 @@
 # as root without a network).  `make check`, `make demo` and the other
 # targets that need tools install what is missing first (see deps).
 
-VERSION   = 0.1.0
+# The version: named here only.  debian/changelog's newest entry and
+# NEWS's follow it (tests/version.bats).  `redlock --version` says
+# BUILD_VERSION: VERSION itself when built from the commit that set it
+# or from a tree without git (the Debian package's build), else
+# VERSION+git.N.HASH (tools/version.sh).
+VERSION   = 0.5.0
+ifeq ($(origin BUILD_VERSION),undefined)
+BUILD_VERSION := $(or $(shell tools/version.sh),$(VERSION))
+endif
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
@@ -28,7 +36,7 @@ BUILD_PKGS = $(shell tools/packages.sh toolchain build)
 CFLAGS   ?= -O2 -g
 WERROR   ?=
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $(WERROR) \
-	-DREDLOCK_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
+	-DREDLOCK_VERSION='"$(BUILD_VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
 # hiredis and libuuid are linked statically when their archives are
 # installed (Debian's -dev packages ship them): the dynamic loader then
 # maps two libraries fewer, about a tenth of a short run's cost
@@ -70,6 +78,13 @@ redlock: $(OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(OBJS): src/*.h | have-deps
+
+# main.c prints the version: compiled again when BUILD_VERSION changes
+# (a commit), which build/version records only then.
+build/version: FORCE
+	@mkdir -p build && { [ -f build/.gitignore ] || echo '*' >build/.gitignore; }
+	@echo '$(BUILD_VERSION)' | cmp -s - $@ || echo '$(BUILD_VERSION)' >$@
+src/main.o: build/version
 
 # The server scripts' C file (src/lua/README): committed, and made again
 # when a script changes; `make lint` checks that it is up to date.
@@ -164,7 +179,8 @@ bench: redlock
 
 # The Debian package (debian/), built in a copy of the tree under
 # build/deb so that its files land there rather than in the parent
-# directory; DEB_BUILD_OPTIONS=nocheck skips the suite.
+# directory; DEB_BUILD_OPTIONS=nocheck skips the suite.  The package's
+# version is debian/changelog's, which tests/version.bats keeps VERSION.
 deb:
 	@tools/packages.sh --install deb
 	rm -rf build/deb
@@ -173,7 +189,7 @@ deb:
 		--exclude='*.o' --exclude=./tests/unit . | \
 		tar -C build/deb/redlock-$(VERSION) -xf -
 	cd build/deb/redlock-$(VERSION) && dpkg-buildpackage -us -uc -b
-	@ls build/deb/*.deb
+	@ls build/deb/redlock_$(VERSION)_*.deb
 
 # The package built from a clean copy of the tree in a fresh Debian 12
 # root, checked (lintian, blhc, hardening-check, autopkgtest), installed,
@@ -224,5 +240,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all have-deps deps test-deps check golden soak demo bench sanitize \
+.PHONY: FORCE all have-deps deps test-deps check golden soak demo bench sanitize \
 	valgrind fuzz lint hiredis1 deb package-check install uninstall clean
