@@ -19,16 +19,32 @@ load fault_helpers
 # REDLOCK_COMPAT_COMMIT checks against another one.
 COMPAT_COMMIT=${REDLOCK_COMPAT_COMMIT:-5170cd5ca3b14806ff52417551014572a0e8e1a2}
 
+# cannot_build: fails when the earlier commit can be built here; else
+# says why not (each test then skips with it).
+cannot_build() {
+	local top
+	if ! command -v git >/dev/null; then
+		echo "git is not installed"
+		return 0
+	fi
+	top=$(git -C "$REPO_DIR" rev-parse --show-toplevel 2>/dev/null) || top=
+	if ! [[ $top -ef $REPO_DIR ]]; then
+		echo "$REPO_DIR is not a git checkout (a tarball or a package build): no earlier commit to build"
+		return 0
+	fi
+	if ! git -C "$REPO_DIR" cat-file -e "$COMPAT_COMMIT^{commit}" 2>/dev/null; then
+		echo "the checkout's history lacks $COMPAT_COMMIT (a shallow clone?)"
+		return 0
+	fi
+	return 1
+}
+
 lifecycle main
 # shellcheck disable=SC2317 # called by lifecycle
 file_setup() {
-	local src=$BATS_FILE_TMPDIR/old top
-	command -v git >/dev/null || skip "git is not installed"
-	top=$(git -C "$REPO_DIR" rev-parse --show-toplevel 2>/dev/null) || top=
-	[[ $top -ef $REPO_DIR ]] ||
-		skip "$REPO_DIR is not a git checkout (a tarball or a package build): no earlier commit to build"
-	git -C "$REPO_DIR" cat-file -e "$COMPAT_COMMIT^{commit}" 2>/dev/null ||
-		skip "the checkout's history lacks $COMPAT_COMMIT (a shallow clone?)"
+	local src=$BATS_FILE_TMPDIR/old
+	export COMPAT_SKIP
+	COMPAT_SKIP=$(cannot_build) && return 0
 	mkdir -p "$src"
 	git -C "$REPO_DIR" archive "$COMPAT_COMMIT" | tar -x -C "$src" || return 1
 	# A plain build, whatever the make or the compiler flags around us.
@@ -38,7 +54,11 @@ file_setup() {
 		tail -20 "$src.log" >&2
 		return 1
 	fi
-	export OLD=$src/redlock
+	export OLD=$src/redlock COMPAT_SKIP=
+}
+# shellcheck disable=SC2317 # called by lifecycle
+test_setup() {
+	[[ -z $COMPAT_SKIP ]] || skip "$COMPAT_SKIP"
 }
 
 # both_ways FUNCTION: FUNCTION A B for this build and the earlier one,
