@@ -2,9 +2,17 @@
 # PREFIX and DESTDIR; the warnings below are kept whatever CFLAGS says.
 # `make` only builds: it never installs packages (a package build runs it
 # as root without a network).  `make check`, `make demo` and the other
-# test targets install what is missing first (see deps).
+# targets that need tools install what is missing first (see deps).
 
-VERSION   = 0.1.0
+# The version: named here only.  debian/changelog's newest entry and
+# NEWS's follow it (tests/version.bats).  `redlock --version` says
+# BUILD_VERSION: VERSION itself when built from the commit that set it
+# or from a tree without git (the Debian package's build), else
+# VERSION+git.N.HASH (tools/version.sh).
+VERSION   = 0.5.0
+ifeq ($(origin BUILD_VERSION),undefined)
+BUILD_VERSION := $(or $(shell tools/version.sh),$(VERSION))
+endif
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
@@ -22,15 +30,13 @@ PKGS      = hiredis uuid
 # OpenSSL's headers only: src/tls.c loads libssl with dlopen() when a TLS
 # URL is used, so that plain runs do not pay for it (see src/tls.c).
 TLS_PKG   = openssl
-BUILD_PKGS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev
-DEBIAN_PKGS = $(BUILD_PKGS) \
-	redis-server redis-tools openssl bats bats-support bats-assert python3-redis \
-	tmux prometheus prometheus-node-exporter curl faketime lua-check
+# The Debian packages, by purpose, are listed in tools/packages.txt only.
+BUILD_PKGS = $(shell tools/packages.sh toolchain build)
 
 CFLAGS   ?= -O2 -g
 WERROR   ?=
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $(WERROR) \
-	-DREDLOCK_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
+	-DREDLOCK_VERSION='"$(BUILD_VERSION)"' $(shell $(PKG_CONFIG) --cflags $(PKGS) $(TLS_PKG) 2>/dev/null)
 # hiredis and libuuid are linked statically when their archives are
 # installed (Debian's -dev packages ship them): the dynamic loader then
 # maps two libraries fewer, about a tenth of a short run's cost
@@ -73,6 +79,13 @@ redlock: $(OBJS)
 
 $(OBJS): src/*.h | have-deps
 
+# main.c prints the version: compiled again when BUILD_VERSION changes
+# (a commit), which build/version records only then.
+build/version: FORCE
+	@mkdir -p build && { [ -f build/.gitignore ] || echo '*' >build/.gitignore; }
+	@echo '$(BUILD_VERSION)' | cmp -s - $@ || echo '$(BUILD_VERSION)' >$@
+src/main.o: build/version
+
 # The server scripts' C file (src/lua/README): committed, and made again
 # when a script changes; `make lint` checks that it is up to date.
 src/scripts.c: tools/luagen.sh src/proto.h $(wildcard src/lua/*.lua src/lua/lib/*.lua)
@@ -95,35 +108,15 @@ have-deps:
 
 # The targets that may install packages (check, demo, ...) first build in
 # a new make, which reads pkg-config's answers after the installation.
-# Find hiredis, libuuid and OpenSSL's headers; as root on Debian,
-# install what is missing.
+# As root on Debian, install what is missing of tools/packages.txt's
+# purposes; otherwise print the apt-get line and fail.
 deps:
-	@pkg-config --exists $(PKGS) $(TLS_PKG) && exit 0; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
-	else \
-		echo "redlock: missing build dependencies; run:" >&2; \
-		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
-	fi
+	@tools/packages.sh --install toolchain build
 
-# The test tools (bats, redis-server, python3-redis, openssl, promtool,
-# node_exporter, curl), installed likewise.
+# The test tools (bats, redis-server, python3-redis, promtool...), git for
+# the test against an earlier build, and the chaos harness's tools.
 test-deps: deps
-	@missing=; \
-	for c in bats redis-server redis-cli openssl tmux promtool \
-		prometheus-node-exporter curl faketime; do \
-		command -v $$c >/dev/null || missing=1; done; \
-	[ -d /usr/lib/bats/bats-assert ] || missing=1; \
-	/usr/bin/python3 -c 'import redis' 2>/dev/null || missing=1; \
-	[ -z "$$missing" ] && exit 0; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq $(DEBIAN_PKGS) >/dev/null; \
-	else \
-		echo "redlock: missing test tools; run:" >&2; \
-		echo "  sudo apt-get install $(DEBIAN_PKGS)" >&2; exit 1; \
-	fi
+	@tools/packages.sh --install test check chaos
 
 tests/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
@@ -169,16 +162,20 @@ demo: test-deps
 FUZZ_SECONDS ?= 60
 
 sanitize: test-deps
+	@tools/packages.sh --install sanitize
 	tools/sanitize.sh
 
 valgrind: test-deps
+	@tools/packages.sh --install valgrind
 	@$(MAKE) --no-print-directory redlock
 	REDLOCK=./redlock tools/valgrind.sh
 
-fuzz:
+fuzz: deps
+	@tools/packages.sh --install fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh
 
-lint:
+lint: deps
+	@tools/packages.sh --install lint
 	tools/lint.sh
 
 # The suite against a redlock built with a hiredis 1.x source tree
@@ -192,21 +189,24 @@ bench: redlock
 
 # The Debian package (debian/), built in a copy of the tree under
 # build/deb so that its files land there rather than in the parent
-# directory; DEB_BUILD_OPTIONS=nocheck skips the suite.
+# directory; DEB_BUILD_OPTIONS=nocheck skips the suite.  The package's
+# version is debian/changelog's, which tests/version.bats keeps VERSION.
 deb:
+	@tools/packages.sh --install deb
 	rm -rf build/deb
 	mkdir -p build/deb/redlock-$(VERSION)
 	tar -cf - --exclude=./build --exclude=./.git --exclude=./redlock \
 		--exclude='*.o' --exclude=./tests/unit . | \
 		tar -C build/deb/redlock-$(VERSION) -xf -
 	cd build/deb/redlock-$(VERSION) && dpkg-buildpackage -us -uc -b
-	@ls build/deb/*.deb
+	@ls build/deb/redlock_$(VERSION)_*.deb
 
 # The package built from a clean copy of the tree in a fresh Debian 12
 # root, checked (lintian, blhc, hardening-check, autopkgtest), installed,
 # purged, and run under a booted systemd: see tests/package/run.sh.
 # Takes a few minutes and needs root and a network; CI runs it.
 package-check:
+	@tools/packages.sh --install package
 	tests/package/run.sh
 
 # The Prometheus alerting rules go to DATADIR/redlock, where a
@@ -250,5 +250,5 @@ clean:
 	rm -f redlock tests/unit src/*.o
 	rm -rf build
 
-.PHONY: all have-deps deps test-deps check chaos golden soak demo bench sanitize \
+.PHONY: FORCE all have-deps deps test-deps check chaos golden soak demo bench sanitize \
 	valgrind fuzz lint hiredis1 deb package-check install uninstall clean

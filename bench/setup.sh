@@ -1,13 +1,13 @@
 #!/bin/bash
 # bench/setup.sh - install what `make bench` measures with, from Debian's
-# packages: hyperfine, GNU time, redis-server and redis-cli (required),
-# and the optional comparators python3-redis (redis-py Lock) and
-# etcd-server + etcd-client (`etcdctl lock`), where the distribution has
-# them.  Packages already installed are left alone; a package that the
+# packages (the bench purpose of tools/packages.txt): hyperfine, GNU
+# time, redis-server and redis-cli (required), and the optional
+# comparators python3-redis (redis-py Lock) and etcd-server +
+# etcd-client (`etcdctl lock`), where the distribution has them.  Packages already installed are left alone; a package that the
 # archive does not have is skipped with a note.  Needs root (or sudo).
 set -u -o pipefail
 
-want=(hyperfine time redis-server redis-tools python3-redis etcd-server etcd-client)
+read -r -a want <<<"$("$(dirname "$0")/../tools/packages.sh" bench)"
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null 2>&1; then

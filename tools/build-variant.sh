@@ -9,7 +9,8 @@
 #   CC        compiler (default: cc)
 #   CFLAGS    optimisation, debugging and sanitizer flags (default: -O2 -g)
 #   LDFLAGS   extra link flags (sanitizer runtimes)
-#   VERSION   the version string (default: taken from the Makefile)
+#   VERSION   the version string (default: tools/version.sh's, as the
+#             Makefile's build says)
 # Writes build/VARIANT/redlock, build/VARIANT/unit and build/VARIANT/*.o.
 # Every src/*.c is compiled, so a new source file needs no change here.
 # The Makefile's warnings and defines are always added, as there.
@@ -34,7 +35,7 @@ CC=${CC:-cc}
 CFLAGS=${CFLAGS:--O2 -g}
 LDFLAGS=${LDFLAGS:-}
 if [ -z "${VERSION:-}" ]; then
-	VERSION=$(sed -n 's/^VERSION *= *//p' Makefile)
+	VERSION=$(tools/version.sh)
 fi
 pkg_cflags=$(pkg-config --cflags hiredis uuid openssl 2>/dev/null || true)
 pkg_libs=$(pkg-config --libs hiredis uuid 2>/dev/null || echo '-lhiredis -luuid')

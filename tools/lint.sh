@@ -26,8 +26,7 @@
 #
 # Usage: tools/lint.sh [STEP...]            (default: every step)
 # Every step runs even when an earlier one failed; a step whose tool is
-# missing fails (install: cppcheck clang-tidy shellcheck mandoc lua-check
-# prometheus).
+# missing fails (`make lint` installs them first: tools/packages.sh lint).
 # Exits 0 when every step found nothing, 1 otherwise.
 
 set -u
@@ -47,7 +46,7 @@ shopt -u nullglob
 
 need() {
 	command -v "$1" >/dev/null && return 0
-	echo "lint: $1 is not installed" >&2
+	echo "lint: $1 is not installed (Debian: tools/packages.sh lint)" >&2
 	return 1
 }
 

@@ -319,7 +319,7 @@ for t in debootstrap lintian blhc hardening-check autopkgtest systemd-nspawn \
 	dpkg-parsechangelog git; do
 	command -v "$t" >/dev/null || missing+=" $t"
 done
-[[ -z $missing ]] || die "cannot find$missing (apt-get install debootstrap lintian blhc devscripts autopkgtest systemd-container dpkg-dev git)"
+[[ -z $missing ]] || die "cannot find$missing (apt-get install $("$repo/tools/packages.sh" package))"
 
 all_mirrors=$(mirrors)
 main_mirror=$(awk -v s="$suite" '$2 == s { print $1; exit }' <<<"$all_mirrors")
