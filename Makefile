@@ -9,7 +9,7 @@
 # BUILD_VERSION: VERSION itself when built from the commit that set it
 # or from a tree without git (the Debian package's build), else
 # VERSION+git.N.HASH (tools/version.sh).
-VERSION   = 0.5.0
+VERSION   = 0.4.0
 ifeq ($(origin BUILD_VERSION),undefined)
 BUILD_VERSION := $(or $(shell tools/version.sh),$(VERSION))
 endif

@@ -13,11 +13,11 @@
 load helpers
 load fault_helpers
 
-# The earlier build: the last commit of 0.4.0 (NEWS), the release before
+# The earlier build: the last commit of 0.3.0 (NEWS), the release before
 # this one, which hosts not yet upgraded run beside it.  Move it to the
 # previous release's last commit when a version is released.
 # REDLOCK_COMPAT_COMMIT checks against another one.
-COMPAT_COMMIT=${REDLOCK_COMPAT_COMMIT:-5170cd5ca3b14806ff52417551014572a0e8e1a2}
+COMPAT_COMMIT=${REDLOCK_COMPAT_COMMIT:-f8db1c6f73070c813a900748334a7543e0456ee8}
 
 # cannot_build: fails when the earlier commit can be built here; else
 # says why not (each test then skips with it).
