@@ -112,9 +112,10 @@ integer_value(struct parse *p, const struct config_opt *o, const char *arg,
  * names the option as who and says the bound.
  */
 static int
-check_value(struct parse *p, const struct config_opt *o, const char *arg,
+check_value(struct parse *p, const struct config_opt *o, const char *value,
     const char *who, int64_t *v)
 {
+	const char *arg = value != NULL ? value : "";
 	char buf[64];
 
 	switch (o->type) {
@@ -131,7 +132,7 @@ check_value(struct parse *p, const struct config_opt *o, const char *arg,
 		return bad(p, "%s must be at least %s, not '%s'", who, buf,
 		    arg);
 	case CONFIG_T_INTEGER:
-		return integer_value(p, o, arg != NULL ? arg : "", who, v);
+		return integer_value(p, o, arg, who, v);
 	case CONFIG_T_CHOICE:
 		for (*v = 0; o->words[*v] != NULL; (*v)++)
 			if (strcmp(arg, o->words[*v]) == 0)
