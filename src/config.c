@@ -7,7 +7,8 @@
  *
  * Every option that takes a value can also come from the environment as
  * REDLOCK_ + its long name (config_env_options()): a new option gets its
- * variable from config_longopts[] without further work.
+ * variable, its check and its messages from its row of config_opts[]
+ * (config_opts.c) without further work.
  */
 #include "config.h"
 
