@@ -61,13 +61,13 @@ SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_en
 	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c \
 	src/notify.c src/fair.c
 # Every outcome seen (SPEC section 13): metrics, run record, hooks.
-SRCS += src/config_monitor.c src/outcome.c src/prom.c src/metrics.c \
+SRCS += src/outcome.c src/prom.c src/metrics.c \
 	src/hooks.c src/record.c src/monitor.c src/runs.c
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
-UNIT_OBJS += src/config_monitor.o src/config_opts.o src/scripts.o src/sha1.o
+UNIT_OBJS += src/config_opts.o src/scripts.o src/sha1.o
 
 all: redlock
 

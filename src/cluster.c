@@ -7,8 +7,8 @@
  * (the node the slot is migrating to, for this one command); a cluster
  * may also answer TRYAGAIN (a command on several keys while its slot's
  * keys are half moved) or CLUSTERDOWN.  cluster_follow() deals with all
- * four after quorum_exec()'s round, so every operation follows them
- * without code of its own.  All of a lock's keys share one slot
+ * four after each round of the routing layer (route_send(), route.c),
+ * so every operation follows them without code of its own.  All of a lock's keys share one slot
  * (proto.c), so one connection per URL suffices: MOVED re-points it at
  * the slot's owner (conn_retarget()), keeping the URL's credentials and
  * database, and a cluster is one "server" of the quorum logic.

@@ -7,7 +7,8 @@
  *
  * Every option that takes a value can also come from the environment as
  * REDLOCK_ + its long name (config_env_options()): a new option gets its
- * variable from config_longopts[] without further work.
+ * variable, its check and its messages from its row of config_opts[]
+ * (config_opts.c) without further work.
  */
 #include "config.h"
 
@@ -20,7 +21,6 @@
 #include "clock.h"
 #include "config_args.h"
 #include "config_env.h"
-#include "config_monitor.h"
 #include "config_opts.h"
 #include "hooks.h"
 #include "lease.h"
@@ -30,10 +30,6 @@
 #define DEFAULT_PREFIX "redlock:"
 #define DEFAULT_TTL 30000
 #define MAX_URLS 64
-
-/* The largest --limit: a semaphore of more holders than this is no
- * limit at all, and every holder costs the server a little. */
-#define LIMIT_MAX 1000000
 
 /* Parsing state that does not outlive config_parse(). */
 struct parse {
@@ -64,205 +60,180 @@ bad(struct parse *p, const char *fmt, ...)
 	return CONFIG_USAGE;
 }
 
-static int
-duration_opt(struct parse *p, const char *who, const char *s, int64_t *ms)
+/* Store v in the integer field of c at off, of size bytes (an int, a
+ * long, an int64_t or an enum). */
+static void
+store(struct config *c, size_t off, size_t size, int64_t v)
 {
-	if (duration_parse(s, ms) == 0)
-		return CONFIG_OK;
-	return bad(p, "invalid DURATION for %s: '%s'", who, s);
+	char *f = (char *)c + off;
+	int32_t v32 = (int32_t)v;
+
+	if (size == sizeof(v32))
+		memcpy(f, &v32, sizeof(v32));
+	else
+		memcpy(f, &v, sizeof(v));
 }
 
-/* A count for option who: an integer from 1 to LIMIT_MAX. */
+/* "term, kill or ignore": the words of a CHOICE, for its message. */
+static void
+words_list(const char *const *w, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; w[i] != NULL; i++)
+		n += (size_t)snprintf(buf + (n < len ? n : len),
+		    n < len ? len - n : 0, "%s%s", i == 0 ? "" :
+		    w[i + 1] == NULL ? " or " : ", ", w[i]);
+}
+
+/* An INTEGER of row o: decimal digits, from o->lo to o->hi, into *v. */
 static int
-count_opt(struct parse *p, const char *who, const char *arg, long *v)
+integer_value(struct parse *p, const struct config_opt *o, const char *arg,
+    const char *who, int64_t *v)
 {
 	char *end;
+	long long n = strtoll(arg, &end, 10);
 
-	*v = arg != NULL ? strtol(arg, &end, 10) : 0;
-	if (arg == NULL || arg[0] < '0' || arg[0] > '9' || *end != '\0' ||
-	    *v < 1 || *v > LIMIT_MAX)
-		return bad(p, "invalid %s: '%s' (an integer from 1 to 1000000)",
-		    who, arg != NULL ? arg : "");
-	return CONFIG_OK;
+	*v = n;
+	if (arg[0] >= '0' && arg[0] <= '9' && *end == '\0' && n >= o->lo &&
+	    n <= o->hi)
+		return CONFIG_OK;
+	if (o->noun != NULL)
+		return bad(p, "invalid %s for %s: '%s' (%lld-%lld)", o->noun,
+		    who, arg, (long long)o->lo, (long long)o->hi);
+	return bad(p, "invalid %s: '%s' (an integer from %lld to %lld)", who,
+	    arg, (long long)o->lo, (long long)o->hi);
 }
 
 /*
- * -s, -x/-e, --limit N: the last of -s and -x wins; --limit implies -s.
- * And -E: a caller who chose the conflict status tests for it, so, as
- * with flock(1), the conflict itself is reported only with -v.  Returns
- * CONFIG_OK, CONFIG_USAGE, or -1 for option() to go on.
+ * Check value arg (NULL: an option without one) against row o's type
+ * and bounds, the number it stands for into *v (DURATION, INTEGER,
+ * CHOICE).  Returns CONFIG_OK, or CONFIG_USAGE with a message that
+ * names the option as who and says the bound.
  */
 static int
-mode_option(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *who)
+check_value(struct parse *p, const struct config_opt *o, const char *value,
+    const char *who, int64_t *v)
 {
-	if (ch == 'E')
-		c->conflict_quiet = 1;
-	if (ch != 's' && ch != 'x' && ch != 'e' && ch != OPT_LIMIT)
-		return -1;
-	if (ch == 's') {
-		c->shared = 1;
-		return CONFIG_OK;
-	}
-	if (ch != OPT_LIMIT) {
-		c->shared = 0;
-		c->limit = 0;
-		return CONFIG_OK;
-	}
-	c->shared = 1;
-	return count_opt(p, who, arg, &c->limit);
-}
+	const char *arg = value != NULL ? value : "";
+	char buf[64];
 
-/* The options without a value, TLS, credentials, monitoring; see option(). */
-static int
-option_more(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *who)
-{
-	struct tls_opts *t = &c->tls_opts;
-
-	if (arg != NULL && arg[0] == '\0')
-		return bad(p, "%s needs a value, not ''", who);
-	if (ch >= OPT_METRICS_DIR && ch < OPT_METRICS_DIR + CONFIG_MON_COUNT)
-		return config_monitor_option(c, ch - OPT_METRICS_DIR, arg, who,
-		    p->err, p->errlen);
-	switch (ch) {
-	case OPT_ENV: c->env = 1; break;
-	case OPT_JSON: c->json = 1; break;
-	case OPT_FENCE: c->fence = 1; break;
-	case OPT_REPLACE: c->replace = 1; break;
-	case OPT_RESPAWN: c->respawn = 1; break;
-	case OPT_FAIR: c->fair = 1; break;
-	case OPT_STORE_ARGS: c->store_args = 1; break;
-	case OPT_LABEL: c->label = arg; break;
-	case OPT_TLS: c->tls = 1; break;
-	case OPT_INSECURE: t->insecure = 1; break;
-	case OPT_CACERT:
-		t->cacert = arg;
-		snprintf(t->cacert_by, sizeof(t->cacert_by), "%s", who);
-		break;
-	case OPT_CACERTDIR:
-		t->cacertdir = arg;
-		snprintf(t->cacertdir_by, sizeof(t->cacertdir_by), "%s", who);
-		break;
-	case OPT_CERT:
-		t->cert = arg;
-		snprintf(t->cert_by, sizeof(t->cert_by), "%s", who);
-		break;
-	case OPT_KEY:
-		t->key = arg;
-		snprintf(t->key_by, sizeof(t->key_by), "%s", who);
-		break;
-	case OPT_SNI:
+	switch (o->type) {
+	case CONFIG_T_DURATION:
+		if (duration_parse(arg, v) != 0)
+			return bad(p, "invalid DURATION for %s: '%s'", who,
+			    arg);
+		if (*v >= o->lo)
+			return CONFIG_OK;
+		if (o->lo == 1)
+			return bad(p, "%s must be more than 0, not '%s'", who,
+			    arg);
+		duration_format(o->lo, buf, sizeof(buf));
+		return bad(p, "%s must be at least %s, not '%s'", who, buf,
+		    arg);
+	case CONFIG_T_INTEGER:
+		return integer_value(p, o, arg, who, v);
+	case CONFIG_T_CHOICE:
+		for (*v = 0; o->words[*v] != NULL; (*v)++)
+			if (strcmp(arg, o->words[*v]) == 0)
+				return CONFIG_OK;
+		words_list(o->words, buf, sizeof(buf));
+		return bad(p, "invalid %s %s '%s' (%s)", who, o->noun, arg,
+		    buf);
+	case CONFIG_T_HOST:
 		if (!url_is_dns_name(arg))
-			return bad(p, "invalid server name for %s: '%s'", who, arg);
-		t->sni = arg;
-		break;
-	case OPT_PASSWORD_FILE:
-		p->password_file = arg;
-		snprintf(p->password_who, sizeof(p->password_who), "%s", who);
-		break;
-	case 'v': c->verbosity = LOG_VERBOSE; break;
-	case 'q': c->verbosity = LOG_QUIET; break;
-	case 'h': return CONFIG_HELP;
-	case 'V': return CONFIG_VERSION;
-	default: return bad(p, "unknown option '%s'", who);
+			return bad(p, "invalid server name for %s: '%s'", who,
+			    arg);
+		return CONFIG_OK;
+	default:
+		return CONFIG_OK;
 	}
-	return CONFIG_OK;
 }
 
-/* The DURATION options but --ttl and -w; as option(). */
-static int
-duration_option(struct config *c, struct parse *p, int ch, const char *arg,
-    const char *who)
+/* Keep a checked option of row o in c: arg itself, or the number v it
+ * stands for; and what the row says goes with it. */
+static void
+keep(struct config *c, const struct config_opt *o, const char *arg,
+    int64_t v, const char *who)
 {
-	int64_t *ms;
-
-	switch (ch) {
-	case OPT_KILL_AFTER: ms = &c->kill_after; break;
-	case OPT_MIN_HOLD: ms = &c->min_hold; break;
-	case OPT_LOCK_DELAY: ms = &c->lock_delay; break;
-	case OPT_ONCE_PER: ms = &c->once_per; break;	/* SPEC section 15 */
-	case OPT_MAX_TIME: ms = &c->max_time; break;
-	default: return option_more(c, p, ch, arg, who);
-	}
-	if (duration_opt(p, who, arg, ms) != CONFIG_OK)
-		return CONFIG_USAGE;
-	if (*ms == 0 && (ch == OPT_ONCE_PER || ch == OPT_MAX_TIME))
-		return bad(p, "%s must be more than 0, not '%s'", who, arg);
-	return CONFIG_OK;
+	if (o->type == CONFIG_T_STRING || o->type == CONFIG_T_HOST)
+		memcpy((char *)c + o->off, &arg, sizeof(arg));
+	else
+		store(c, o->off, o->size, o->type == CONFIG_T_FLAG ? 1 : v);
+	if (o->also != 0)
+		store(c, o->also, sizeof(int), 1);
+	if (o->by != 0)
+		snprintf((char *)c + o->by, o->bylen, "%s", who);
 }
 
-/*
- * Apply one option with a value (arg) or without (arg NULL); who names
- * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
- * environment.  Returns CONFIG_OK or the result to return.
- */
+/* The options the table leaves to this file (CONFIG_T_OWN, _OWN_FLAG):
+ * the URLs and the password file, kept for later; -x and -e, which
+ * undo -s and --limit; --help and --version.  As option(). */
 static int
-option(struct config *c, struct parse *p, int ch, const char *arg,
+own_option(struct config *c, struct parse *p, int ch, const char *arg,
     const char *who)
 {
-	char *end;
-	long v;
-	int rc = mode_option(c, p, ch, arg, who);
-
-	if (rc >= 0)
-		return rc;
 	switch (ch) {
 	case 'u':
 		if (p->nurls == MAX_URLS)
 			return bad(p, "too many %s options", who);
 		p->urls[p->nurls++] = arg;
 		return CONFIG_OK;
-	case 't':
-		if (duration_opt(p, who, arg, &c->ttl) != CONFIG_OK)
-			return CONFIG_USAGE;
-		if (c->ttl < LEASE_MIN_TTL)
-			return bad(p, "%s must be at least 100ms, not '%s'", who, arg);
+	case 'x':
+	case 'e':
+		c->shared = 0;
+		c->limit = 0;
 		return CONFIG_OK;
-	case 'n':
-		c->wait = 0;
+	case OPT_PASSWORD_FILE:
+		p->password_file = arg;
+		snprintf(p->password_who, sizeof(p->password_who), "%s", who);
 		return CONFIG_OK;
-	case 'w':
-		return duration_opt(p, who, arg, &c->wait);
-	case 'E':
-		v = strtol(arg, &end, 10);
-		if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v > 255)
-			return bad(p, "invalid exit code for %s: '%s' (0-255)",
-			    who, arg);
-		c->conflict_exit = (int)v;
-		return CONFIG_OK;
-	case 'c':
-		c->shell = arg;
-		return CONFIG_OK;
-	case 'p':
-		c->prefix = arg;
-		return CONFIG_OK;
-	case OPT_ON_LOST:
-		if (strcmp(arg, "term") == 0)
-			c->on_lost = ON_LOST_TERM;
-		else if (strcmp(arg, "kill") == 0)
-			c->on_lost = ON_LOST_KILL;
-		else if (strcmp(arg, "ignore") == 0)
-			c->on_lost = ON_LOST_IGNORE;
-		else
-			return bad(p, "invalid %s action '%s' "
-			    "(term, kill or ignore)", who, arg);
-		return CONFIG_OK;
+	case 'h':
+		return CONFIG_HELP;
+	case 'V':
+		return CONFIG_VERSION;
 	default:
-		return duration_option(c, p, ch, arg, who);
+		return bad(p, "unknown option '%s'", who);
 	}
+}
+
+/*
+ * Apply one option with a value (arg) or without (arg NULL); who names
+ * it in messages: "--ttl", or "REDLOCK_TTL" when it came from the
+ * environment.  Its row of config_opts[] says how its value is checked
+ * and where it is kept.  Returns CONFIG_OK or the result to return.
+ */
+static int
+option(struct config *c, struct parse *p, int ch, const char *arg,
+    const char *who)
+{
+	const struct config_opt *o = config_opt_of(ch);
+	int64_t v = o != NULL ? o->value : 0;
+	int rc;
+
+	if (o == NULL)
+		return bad(p, "unknown option '%s'", who);
+	if ((o->flags & CONFIG_NONEMPTY) && arg != NULL && arg[0] == '\0')
+		return bad(p, "%s needs a value, not ''", who);
+	if (o->type == CONFIG_T_OWN || o->type == CONFIG_T_OWN_FLAG)
+		return own_option(c, p, ch, arg, who);
+	if ((rc = check_value(p, o, arg, who, &v)) != CONFIG_OK)
+		return rc;
+	keep(c, o, arg, v, who);
+	return CONFIG_OK;
 }
 
 /* "--" and the long name of option code ch, for messages. */
 static const char *
 option_name(int ch, char *buf, size_t len)
 {
-	for (const struct option *o = config_longopts; o->name != NULL; o++)
-		if (o->val == ch) {
-			snprintf(buf, len, "--%s", o->name);
-			return buf;
-		}
-	snprintf(buf, len, "-%c", ch);
+	const struct config_opt *o = config_opt_of(ch);
+
+	if (o != NULL && o->name != NULL)
+		snprintf(buf, len, "--%s", o->name);
+	else
+		snprintf(buf, len, "-%c", ch);
 	return buf;
 }
 
@@ -306,12 +277,14 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 {
 	const char *optstr = operands ? "-:u:t:nw:E:c:p:sxevqhV" :
 	    "+:u:t:nw:E:c:p:sxevqhV";
+	struct option longopts[config_nopts + 1];
 	char who[64];
 	int ch, rc;
 
+	config_getopt_table(longopts, config_nopts + 1);
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, optstr, config_longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstr, longopts, NULL)) != -1) {
 		if (ch == 1 && operands != NULL) {
 			if (*nops == 3)
 				return bad_operand(p, optarg);
@@ -514,9 +487,10 @@ settle(struct config *c, struct parse *p)
 		return rc;
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)
 		return rc;
-	if ((rc = config_monitor_check(c, p->seen[OPT_SKIP_ALERT] ?
-	    "--skip-alert" : "REDLOCK_SKIP_ALERT", p->err, p->errlen)) != 0)
-		return rc;
+	if (c->skip_alert > 0 && !c->record)
+		return bad(p, "%s needs --record, which counts the attempts",
+		    said(p, OPT_SKIP_ALERT, "--skip-alert",
+		    "REDLOCK_SKIP_ALERT"));
 	if ((t->cert == NULL) != (t->key == NULL))
 		return bad(p, "%s '%s' needs %s too", t->cert ?
 		    (p->seen[OPT_CERT] ? "--cert" : "REDLOCK_TLS_CERT") :

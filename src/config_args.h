@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "config_types.h"
 
 int config_run_operands(struct config *c, int argc, char **argv, char *err,
     size_t errlen);

@@ -5,8 +5,8 @@
  */
 #include "config_env.h"
 
-#include "config.h"
 #include "config_opts.h"
+#include "config_types.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,30 +18,22 @@
 #include <unistd.h>
 
 /*
- * The variable of opts[i] into var, or 0 if it has none: REDLOCK_ + the
- * long name in capitals with '-' as '_' (--kill-after:
- * REDLOCK_KILL_AFTER), unless special[] says otherwise.  An option
- * without a value has none unless special[] names one, and an alias
- * (a later entry with the same code) has none.
+ * The variable of row o of config_opts[] into var, or 0 if it has none:
+ * REDLOCK_ + the long name in capitals with '-' as '_' (--kill-after:
+ * REDLOCK_KILL_AFTER), unless the row names another ("": none).  An
+ * option without a value has none unless its row names one, and an
+ * alias (a later row with the same code) has none.
  */
 static int
-env_var(const struct option *opts, size_t i,
-    const struct config_env_special *special, char *var, size_t len)
+env_var(const struct config_opt *o, char *var, size_t len)
 {
-	const struct option *o = &opts[i];
-
-	for (size_t j = 0; j < i; j++)
-		if (opts[j].val == o->val)
-			return 0;
-	for (; special->code != 0; special++) {
-		if (special->code != o->val)
-			continue;
-		if (special->var == NULL)
-			return 0;
-		snprintf(var, len, "%s", special->var);
-		return 1;
+	if (o->name == NULL || config_opt_of(o->code) != o)
+		return 0;
+	if (o->var != NULL) {
+		snprintf(var, len, "%s", o->var);
+		return o->var[0] != '\0';
 	}
-	if (o->has_arg != required_argument)
+	if (!config_opt_has_value(o))
 		return 0;
 	snprintf(var, len, "REDLOCK_%s", o->name);
 	for (char *v = var + strlen("REDLOCK_"); *v != '\0'; v++)
@@ -66,7 +58,7 @@ env_bool(const char *v)
 }
 
 /*
- * Apply the options of config_longopts[] (config_opts.c) that are not
+ * Apply the options of config_opts[] (config_opts.c) that are not
  * marked in seen[code] (given on the command line,
  * which wins) from their variables, through apply().  An empty variable
  * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
@@ -78,27 +70,23 @@ int
 config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
     void *arg, char *err, size_t errlen)
 {
-	const struct option *opts = config_longopts;
-	const struct config_env_special *special = config_env_special_opts;
-
-	for (size_t i = 0; opts[i].name != NULL; i++) {
-		const struct option *o = &opts[i];
+	for (const struct config_opt *o = config_opts; o->code != 0; o++) {
 		char var[64];
 		const char *v;
 		int rc = 0, on;
 
-		if (seen[o->val] || !env_var(opts, i, special, var, sizeof(var)) ||
+		if (seen[o->code] || !env_var(o, var, sizeof(var)) ||
 		    (v = getenv(var)) == NULL ||
 		    (v[0] == '\0' && strcmp(var, "REDLOCK_PREFIX") != 0))
 			continue;
-		if (o->has_arg == required_argument)
-			rc = apply(arg, o->val, v, var);
+		if (config_opt_has_value(o))
+			rc = apply(arg, o->code, v, var);
 		else if ((on = env_bool(v)) < 0) {
 			snprintf(err, errlen, "invalid value for %s: '%s' "
 			    "(1, yes, true, on or 0, no, false, off)", var, v);
 			return CONFIG_USAGE;
 		} else if (on)
-			rc = apply(arg, o->val, NULL, var);
+			rc = apply(arg, o->code, NULL, var);
 		if (rc != 0)
 			return rc;
 	}

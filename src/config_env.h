@@ -6,7 +6,6 @@
 #ifndef REDLOCK_CONFIG_ENV_H
 #define REDLOCK_CONFIG_ENV_H
 
-#include <getopt.h>
 #include <stddef.h>
 
 /* Apply one option from variable var; returns 0 (CONFIG_OK) or the

@@ -4,7 +4,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "lock.h"
+#include "lock_types.h"
 
 int failover_guarded(const struct lock *l);
 void failover_arg(struct args *a, int pos, int epos, const struct lock *l);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "exec.h"
-#include "lock.h"
+#include "lock_types.h"
 
 int lock_round(const struct lock *l, struct args *a, struct conn_req *r,
     int64_t deadline, struct lock_outcome *o);

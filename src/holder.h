@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "lock.h"
+#include "lock_types.h"
 
 /* Room for an exclusive holder's record tail: the token, the TTL, the
  * metadata (its strings are shorter than struct lock_meta, its numbers

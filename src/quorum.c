@@ -1,11 +1,12 @@
 /*
  * quorum.c - the broadcast-and-tally skeleton every lock operation
- * shares: one argument vector sent to every server at once, replies
- * collected with conn_exec_until(), a script the server does not know
- * sent again by body, and the first failure kept for the message.
- * Redis Cluster redirections are followed here too (cluster.c), so a
- * cluster is one server like any other.  What a reply means is the
- * caller's; whether enough servers said it is quorum_decide()'s.
+ * shares: one argument vector sent to every server at once, each reply
+ * counted, and the first failure kept for the message.  Where each
+ * request goes (a Sentinel's master, a Redis Cluster's redirections)
+ * and a script the server does not know are the routing layer's
+ * (route.c), so that a cluster is one server like any other.  What a
+ * reply means is the caller's; whether enough servers said it is
+ * quorum_decide()'s.
  */
 #include "quorum.h"
 
@@ -13,9 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "cluster.h"
 #include "route.h"
-#include "topology.h"
 
 /* How long the servers have to tell their run ids: a server slower than
  * this is not checked (a stopped server must not cost a second before
@@ -81,68 +80,22 @@ quorum_array(const struct conn *c, const struct conn_req *r, size_t n,
 }
 
 /*
- * Send a to every server i not skipped (how->skip), and collect the
+ * Send a to every server i not skipped (how->skip) and collect the
  * replies into r[0..n) until how->deadline, or until how->settled(r, n)
- * says the replies in hand decide the matter.  A server that does not
- * know a script (NOSCRIPT) gets its body at once; so do several
- * servers, always.  A cluster's redirections are followed (after the
- * round, within the deadline: cluster_follow()).  how->err gets the
- * first server's failure.  Returns -1 when how->intr_fd became
- * readable, else the number of replies; the caller frees them with
- * conn_req_clear().
+ * says the replies in hand decide the matter: route_send(), which finds
+ * each server's answer wherever it is (a may be changed to its EVAL
+ * form).  how->err gets the first server's failure.  Returns -1 when
+ * how->intr_fd became readable, else the number of replies; the caller
+ * frees them with conn_req_clear().
  */
 int
 quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
     const struct quorum_how *how)
 {
-	const char *skip = how->skip;
-	int64_t deadline = how->deadline;
-	int intr_fd = how->intr_fd;
-	int epoch_at = a->script >= 0 ? a->epoch_at : 0;
-	int rc, again = 0;
+	const struct route_how to = { how->deadline, how->intr_fd,
+	    how->settled, how->skip };
+	int rc = route_send(conns, n, a, r, &to);
 
-	/* With several servers a round may end before a slow server's
-	 * reply is read (conn_exec_until()'s settled), and a NOSCRIPT in
-	 * that reply would go unseen: they get the script's body. */
-	if (n > 1)
-		args_as_eval(a);
-	for (int i = 0; i < n; i++) {
-		r[i].argc = skip != NULL && skip[i] ? 0 : a->argc;
-		r[i].argv = a->argv;
-		r[i].argvlen = a->len;
-	}
-	cluster_route(conns, n, a);
-	rc = route_exec_until(conns, r, n, deadline, intr_fd, how->settled,
-	    epoch_at);
-	/* A script of proto.c's table; others (record.c) resend their own. */
-	for (int i = 0; rc >= 0 && a->script >= 0 && i < n; i++)
-		again |= reply_noscript(r[i].reply);
-	if (again) {
-		struct args body = *a;
-		struct conn_req r2[n];
-
-		args_as_eval(&body);
-		for (int i = 0; i < n; i++) {
-			r2[i].argc = reply_noscript(r[i].reply) ? body.argc : 0;
-			r2[i].argv = body.argv;
-			r2[i].argvlen = body.len;
-		}
-		rc = route_exec_until(conns, r2, n, deadline, intr_fd, NULL,
-		    epoch_at);
-		for (int i = 0; i < n; i++) {
-			if (r2[i].argc == 0)
-				continue;
-			conn_req_clear(&r[i], 1);
-			r[i] = r2[i];
-			r[i].argc = a->argc;
-			r[i].argv = a->argv;
-			r[i].argvlen = a->len;
-		}
-	}
-	if (rc >= 0)
-		topology_learn(conns, n, deadline);
-	if (rc >= 0 && cluster_follow(conns, n, a, r, deadline, intr_fd) < 0)
-		rc = -1;
 	for (int i = 0; i < n; i++)
 		if (r[i].argc > 0 && (r[i].reply == NULL ||
 		    r[i].reply->type == REDIS_REPLY_ERROR))
@@ -174,7 +127,7 @@ run_id_of(const redisReply *p, char *id, size_t len)
  * twice is no majority.  Several nodes of one Redis Cluster are one
  * server of the quorum, the cluster, and the first of them to answer
  * turns to the others when its node cannot be reached
- * (topology_merge()).  Asks every server its run id (INFO server, one
+ * (route_merge()).  Asks every server its run id (INFO server, one
  * round, only with several URLs; a second round only for cluster
  * nodes).  Returns how many servers conns[0..) holds now, or -1 with
  * the two servers named in err; servers that do not answer are left to
@@ -208,7 +161,7 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 				rc = -1;
 			}
 	if (rc == 0)
-		rc = topology_merge(conns, n, r, clock_ms() +
+		rc = route_merge(conns, n, r, clock_ms() +
 		    QUORUM_DISTINCT_TIMEOUT_MS);
 	conn_req_clear(r, n);
 	return rc;

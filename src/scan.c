@@ -67,7 +67,7 @@ scan_servers(struct lock *l, const struct scan_req *q, char *err,
 
 	for (int i = 0; i < l->n; i++) {
 		struct conn *nodes = NULL;
-		int ok, k = topology_masters(&l->conns[i], &nodes,
+		int ok, k = route_masters(&l->conns[i], &nodes,
 		    clock_ms() + LEASE_VERB_TIMEOUT_MS, err, errlen);
 
 		ok = k == 0 ? scan_one(&l->conns[i], q, err, errlen) == 0 :

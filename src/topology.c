@@ -5,6 +5,11 @@
  * connection sends at connect: conn.h), several URLs that are one
  * cluster (topology_merge()), and list, which scans every master
  * (topology_masters()).  Redirections are cluster.c's.
+ *
+ * It sits under the routing layer (route.c), which calls it: its own
+ * requests go to the address each connection has (conn_exec()), which
+ * route.c has given it (a Sentinel's master is found before
+ * topology_masters(): route_masters()).
  */
 #include "topology.h"
 
@@ -17,7 +22,6 @@
 
 #include "cluster.h"
 #include "log.h"
-#include "route.h"
 #include "slot.h"
 
 /* The most masters topology_masters() takes: a master serves one slot
@@ -193,7 +197,7 @@ topology_merge(struct conn *conns, int n, const struct conn_req *info,
 	}
 	if (k == 0)
 		return n;
-	route_exec(conns, r, n, deadline, -1);
+	conn_exec(conns, r, n, deadline, -1);
 	for (int i = 0; i < n; i++) {
 		if (r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_STRING)
 			conn_req_clear(&r[i], 1);
@@ -408,7 +412,7 @@ topology_learn(struct conn *conns, int n, int64_t deadline)
 	}
 	if (again == 0)
 		return;
-	route_exec(conns, r, n, deadline, -1);
+	conn_exec(conns, r, n, deadline, -1);
 	for (int i = 0; i < n; i++)
 		learn_from(&conns[i], r[i].reply, 1);
 	conn_req_clear(r, n);
@@ -432,12 +436,12 @@ topology_masters(struct conn *c, struct conn **out, int64_t deadline,
 	struct nodes ns = { 0 };
 
 	*out = NULL;
-	route_exec(c, &r, 1, deadline, -1);
+	conn_exec(c, &r, 1, deadline, -1);
 	if (r.reply != NULL && r.reply->type == REDIS_REPLY_ERROR &&
 	    reply_error(r.reply) != SERVER_NOCLUSTER) {
 		conn_req_clear(&r, 1);
 		r.argv = (const char **)slots;
-		route_exec(c, &r, 1, deadline, -1);
+		conn_exec(c, &r, 1, deadline, -1);
 	}
 	if (r.reply == NULL) {
 		snprintf(err, errlen, "%s", r.err);
