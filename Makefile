@@ -17,12 +17,15 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share
+# redlock(1) describes the command line; the pages of section 7 the
+# concepts it refers to (the protocol, scheduling, monitoring).
+MAN7PAGES = $(notdir $(wildcard man/*.7))
 # Debian's zsh reads packages' completions from vendor-completions and
 # keeps site-functions for the local administrator (debian/rules).
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 # The jobs of the units (systemd/): /etc/redlock/jobs whatever PREFIX is,
-# as redlock(1) tells the administrator (its SYSTEMD section).
+# as redlock-scheduling(7) tells the administrator (its SYSTEMD section).
 SYSCONFDIR ?= /etc
 JOBDIR    = $(SYSCONFDIR)/redlock/jobs
 PKG_CONFIG ?= pkg-config
@@ -210,15 +213,17 @@ package-check:
 	tests/package/run.sh
 
 # The Prometheus alerting rules go to DATADIR/redlock, where a
-# prometheus.yml names them in rule_files (redlock(1), MONITORING).
+# prometheus.yml names them in rule_files (redlock-monitoring(7)).
 install: redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions \
 		$(DESTDIR)$(ZSHCOMPDIR) \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/redlock $(DESTDIR)$(JOBDIR)
 	install -m 755 redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
+	install -m 644 $(addprefix man/,$(MAN7PAGES)) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 completions/redlock.bash \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock
 	install -m 644 completions/_redlock \
@@ -237,6 +242,7 @@ install: redlock
 # The jobs' directory goes only if no job is left in it.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
+		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(MAN7PAGES)) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/redlock \
 		$(DESTDIR)$(ZSHCOMPDIR)/_redlock \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/redlock.fish \

@@ -37,7 +37,7 @@
  *     once the old master rejoins as its replica, looks new by it.
  *     Only a server with no record, epoch 0 and no past as a replica,
  *     a new one or one restarted without persistence before any
- *     failover, is not held back (the CAVEATS of the man page).
+ *     failover, is not held back (redlock-protocol(7), FAILURE MODEL).
  *  2. R notices after r: H renews on M; R becomes master only after M
  *     stopped answering the sentinels, and its first acquire script as
  *     master runs after that.  (A partition that leaves M serving H is

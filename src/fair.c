@@ -1,5 +1,5 @@
 /*
- * fair.c - a fair queue of waiters (--fair, man page "Waiting"): its
+ * fair.c - a fair queue of waiters (--fair, redlock-scheduling(7)): its
  * keys and its one script, src/lua/fair.lua.  wait.c decides when to
  * call it.
  *

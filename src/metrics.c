@@ -6,9 +6,9 @@
  * of its own), written when the command starts (redlock_running 1) and
  * at the end of every run-form invocation, whatever its outcome.
  *
- * Nothing here may block the run (man page, Metrics for Prometheus):
- * whoever can write DIR can put a FIFO or a device where a file is
- * expected, so every open is non-blocking and does not follow a
+ * Nothing here may block the run (redlock-monitoring(7), Metrics for
+ * Prometheus): whoever can write DIR can put a FIFO or a device where a
+ * file is expected, so every open is non-blocking and does not follow a
  * symbolic link, and a previous file that is not a regular file is
  * refused (one warning) and left alone.
  *

@@ -8,7 +8,7 @@
 
 #include "lock.h"
 
-/* In the order the metrics and the man page list them. */
+/* In the order the metrics and redlock-monitoring(7) list them. */
 enum outcome {
 	OUTCOME_OK, OUTCOME_FAILED, OUTCOME_SIGNAL, OUTCOME_BUSY,
 	OUTCOME_TIMEOUT, OUTCOME_UNAVAILABLE, OUTCOME_EXEC_FAILED,

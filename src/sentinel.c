@@ -177,9 +177,9 @@ addr_of_pair(const redisReply *p, struct addr *a)
  * ask it (an ACL written for older redlocks, which asked only
  * get-master-addr-by-name) is asked that instead, and the address then
  * comes with no epoch (-1: the failover guard falls back to the
- * replication ids; the man page's ACL line grants both).  Returns 1
- * with the address in *a, 0 when the sentinel knows no master of that
- * name, -1 when it could not be asked (the reason in why).
+ * replication ids; the ACL line of redlock-protocol(7) grants both).
+ * Returns 1 with the address in *a, 0 when the sentinel knows no master
+ * of that name, -1 when it could not be asked (the reason in why).
  */
 static int
 ask_sentinel(const struct url *u, int i, struct addr *a, char *why,

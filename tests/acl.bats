@@ -2,13 +2,13 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # The least-privilege ACL user of the man page (SPEC §8): the
-# `ACL SETUSER` line is read from man/redlock.1 itself, so that a change
-# to what redlock sends (its scripts, its commands, its keys) fails here
-# until the man page says what it needs.  Every verb runs as that user
-# with Redis logging no denial, and every permission of the line is
-# needed by some step.  A permission missing gives Redis's NOPERM reason.
-# What the man page adds for a quorum, Sentinel and a Cluster is tried
-# there too.
+# `ACL SETUSER` line is read from man/redlock-protocol.7 itself ("Access
+# control"), so that a change to what redlock sends (its scripts, its
+# commands, its keys) fails here until the man page says what it needs.
+# Every verb runs as that user with Redis logging no denial, and every
+# permission of the line is needed by some step.  A permission missing
+# gives Redis's NOPERM reason.  What the man page adds for a quorum,
+# Sentinel and a Cluster is tried there too.
 
 load helpers
 load sentinel_helpers
@@ -34,8 +34,8 @@ test_setup() {
 # The ACL SETUSER line of the man page, as words, in ACL_WORDS.
 read_acl_line() {
 	local line
-	line=$(grep -m1 '^ACL SETUSER ' "$REPO_DIR/man/redlock.1")
-	[[ -n $line ]] || fail "no 'ACL SETUSER' line in man/redlock.1"
+	line=$(grep -m1 '^ACL SETUSER ' "$REPO_DIR/man/redlock-protocol.7")
+	[[ -n $line ]] || fail "no 'ACL SETUSER' line in man/redlock-protocol.7"
 	read -r -a ACL_WORDS <<<"$line"
 }
 

@@ -2,7 +2,7 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # The Prometheus alerting rules that ship with redlock
-# (monitoring/redlock.rules.yml; man page, MONITORING, Alerting rules):
+# (monitoring/redlock.rules.yml; redlock-monitoring(7), Alerting rules):
 # promtool accepts them and passes their tests
 # (monitoring/redlock.rules.test.yml), and, end to end, real redlock runs
 # write a textfile directory that Debian's prometheus-node-exporter
@@ -58,7 +58,7 @@ alert_on() {
 }
 
 # publish: the fleet's run record into the textfile directory, as the
-# man page has one host do from cron.
+# redlock-monitoring(7) has one host do from cron.
 publish() {
 	redlock runs --prom >"$MDIR/.fleet" && mv "$MDIR/.fleet" "$MDIR/redlock-fleet.prom"
 }

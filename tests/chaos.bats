@@ -7,8 +7,9 @@
 # simulated hosts in network namespaces loop redlock against a quorum of
 # three servers while partitions, lossy links, paused holders, paused
 # servers and restarts without data are drawn from the seed; the checker
-# finds no overlap beyond a frozen holder's (which CAVEATS admits), no
-# stale write accepted by the fenced store, and nothing is left behind.
+# finds no overlap beyond a frozen holder's (which the FAILURE MODEL of
+# redlock-protocol(7) admits), no stale write accepted by the fenced
+# store, and nothing is left behind.
 # It needs root and network namespaces: elsewhere it is skipped, saying
 # why.  About a minute.
 

@@ -2,7 +2,8 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # Cron use (SPEC §2 --min-hold, --max-time, -q, -E): one run per tick
-# across hosts, and the crontab lines the README and the man page show.
+# across hosts, and the crontab lines the README and redlock-scheduling(7)
+# show.
 
 load helpers
 
@@ -88,8 +89,8 @@ since() { (($(now_ms) - $1 >= $2)); }
 	assert key_absent redlock:mt3
 }
 
-# The crontab lines of the README and the man page, run as cron would run
-# them (sh -c), against a lock that another host holds.
+# The crontab lines of the README and redlock-scheduling(7), run as cron
+# would run them (sh -c), against a lock that another host holds.
 
 @test "crontab: -n -q -E 0 skips a busy run silently with status 0" {
 	hold_lock holder mirror

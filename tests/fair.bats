@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2030,SC2031,SC2034,SC2154
 #
-# --fair (man page "First come, first served: --fair"): waiters are
-# granted NAME in the order in which they began to wait, on the
-# server's clock; a waiter that dies, is stopped, cut off or gives up
-# leaves the queue within the bound the man page states (2 s); status
+# --fair (redlock-scheduling(7), "First come, first served: --fair"):
+# waiters are granted NAME in the order in which they began to wait, on
+# the server's clock; a waiter that dies, is stopped, cut off or gives
+# up leaves the queue within the bound the man page states (2 s); status
 # and list show the queue; nothing is left once it is empty.
 
 load helpers

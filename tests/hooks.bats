@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --on-start and --on-exit (SPEC section 13): the man page's
-# healthchecks.io recipe, run with curl against an HTTP recorder on
-# loopback (tests/httprec.py), sends the exact requests for each
-# outcome; a hook past --hook-timeout is killed with its tree and the
-# exit status stays the command's; a hook never sees a token or a
-# password; on-exit comes after the release, on-start beside the command.
+# --on-start and --on-exit (SPEC section 13): the healthchecks.io
+# recipe of redlock-monitoring(7), "Hooks", run with curl against an
+# HTTP recorder on loopback (tests/httprec.py), sends the exact requests
+# for each outcome; a hook past --hook-timeout is killed with its tree
+# and the exit status stays the command's; a hook never sees a token or
+# a password; on-exit comes after the release, on-start beside the
+# command.
 
 load helpers
 load monitor_helpers
@@ -22,10 +23,10 @@ file_setup() {
 	HC="http://127.0.0.1:$(cat "$d/http.port")/ping/check-1"
 	export HC
 	export HTTP_LOG=$d/http.log
-	# The recipe, as the man page gives it.
+	# The recipe, as redlock-monitoring(7) gives it.
 	local page
-	page=$(mandoc -Tascii "$REPO_DIR/man/redlock.1" 2>/dev/null | col -b) ||
-		page=$(cat "$REPO_DIR/man/redlock.1")
+	page=$(mandoc -Tascii "$REPO_DIR/man/redlock-monitoring.7" 2>/dev/null | col -b) ||
+		page=$(cat "$REPO_DIR/man/redlock-monitoring.7")
 	RECIPE_START=$(sed -n 's/^[[:space:]]*REDLOCK_ON_START=//p' <<<"$page")
 	RECIPE_EXIT=$(sed -n 's/^[[:space:]]*REDLOCK_ON_EXIT=//p' <<<"$page")
 	export RECIPE_START RECIPE_EXIT
@@ -38,10 +39,10 @@ file_teardown() {
 }
 test_setup() {
 	: >"$HTTP_LOG"
-	[[ -n $RECIPE_START && -n $RECIPE_EXIT ]] || fail "no recipe in the man page"
+	[[ -n $RECIPE_START && -n $RECIPE_EXIT ]] || fail "no recipe in man/redlock-monitoring.7"
 }
 
-# with_recipe ARGS...: redlock ARGS with the man page's hooks.
+# with_recipe ARGS...: redlock ARGS with redlock-monitoring(7)'s hooks.
 with_recipe() {
 	REDLOCK_ON_START=$RECIPE_START REDLOCK_ON_EXIT=$RECIPE_EXIT "$RL" "$@"
 }

@@ -9,7 +9,8 @@
 # numbers are read from man/redlock.1 (rendered by mandoc when it is
 # installed), so that the test fails when either side drifts.  The binary
 # is probed against a dead port: a value it accepts gets as far as
-# connecting (69), one it refuses is a usage error (64).
+# connecting (69), one it refuses is a usage error (64).  redlock(1) and
+# the pages of section 7 (man/*.7) name one another as one set.
 
 load helpers
 
@@ -126,4 +127,33 @@ $(diff <(echo "$want") <(echo "$output"))"
 	ms=$(to_ms "$def")
 	run -0 --separate-stderr redlock n sh -c 'redis-cli -s "$1" PTTL "$REDLOCK_KEY"' sh "$REDIS_SOCK"
 	((output <= ms && output > ms - 2000)) || fail "PTTL $output ms under the default TTL, the man page says $def"
+}
+
+# see_also PAGE: the lines of PAGE's SEE ALSO section.
+see_also() {
+	awk '/^\.Sh / { on = ($0 == ".Sh SEE ALSO"); next } on' "$1"
+}
+
+@test "redlock(1) and the pages of section 7 are one set: named as their files, naming only pages that exist, each in the others' SEE ALSO" {
+	local page base name sec xr
+	local -a pages=("$REPO_DIR"/man/*.7)
+	[[ -f ${pages[0]} ]] || fail "no page of section 7 in man/"
+	for page in "$REPO_DIR/man/redlock.1" "${pages[@]}"; do
+		base=${page##*/} name=${base%.*} sec=${base##*.}
+		grep -qxF ".Dt ${name^^} $sec" "$page" || fail "$base has no '.Dt ${name^^} $sec'"
+		grep -qxF ".Nm $name" "$page" || fail "$base has no '.Nm $name'"
+		while read -r xr; do
+			[[ -f $REPO_DIR/man/$xr ]] || fail "$base names $xr, which is not in man/"
+		done < <(grep -oE 'Xr redlock[-a-z]* [0-9]' "$page" | awk '{ print $2 "." $3 }' | sort -u)
+		[[ $sec == 7 ]] || continue
+		see_also "$REPO_DIR/man/redlock.1" | grep -qxE "\.Xr $name 7( ,)?" ||
+			fail "the SEE ALSO of redlock(1) does not name $name(7)"
+		see_also "$page" | grep -qxE '\.Xr redlock 1( ,)?' ||
+			fail "the SEE ALSO of $base does not name redlock(1)"
+		# Past NAME, .Nm alone would print the page's own name, not the
+		# command's: the section-7 pages write .Nm redlock.
+		run -0 awk '/^\.Sh / { past = ($0 != ".Sh NAME") }
+			past && /(^\.| )Nm( |$)/ && !/(^\.| )Nm redlock( |$)/ { print FILENAME ":" FNR ": " $0 }' "$page"
+		assert_output ''
+	done
 }

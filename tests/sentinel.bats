@@ -148,7 +148,7 @@ dead_url() {
 }
 
 @test "REDLOCK_SENTINEL_USER names the sentinels' ACL user" {
-	# The man page's rule for the sentinels' user, and no more.
+	# redlock-protocol(7)'s rule for the sentinels' user, and no more.
 	start_sentinel a-acl acl-svc "$(redis_port a-m)" 1 'requirepass other-pw' \
 		'user dave on >dave-pw +sentinel|master +sentinel|get-master-addr-by-name'
 	local url

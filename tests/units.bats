@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The shipped job units (systemd/; redlock(1), SYSTEMD) as an operator
-# gets them, checked without a booted systemd: the service's own command
-# line and environment run against a private server, its timeout and the
-# timer's schedule are read by systemd-analyze, and so is its sandbox.
-# tests/package/systemd-check.sh runs the same units under a booted
-# systemd.
+# The shipped job units (systemd/; redlock-scheduling(7), SYSTEMD) as an
+# operator gets them, checked without a booted systemd: the service's
+# own command line and environment run against a private server, its
+# timeout and the timer's schedule are read by systemd-analyze, and so
+# is its sandbox.  tests/package/systemd-check.sh runs the same units
+# under a booted systemd.
 
 load helpers
 

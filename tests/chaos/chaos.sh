@@ -54,9 +54,10 @@ WAIT=20s
 # A section holds the lock 3 s, longer than a TTL: a fault that hits a
 # holder always hits it inside its section, across a renewal.
 HOLD_MS=3000
-# The overlap the man page admits after a server forgot its keys: the old
-# holder's next renewal (a third of the TTL), its --kill-after (a tenth),
-# and 0.6 s for the processes of a loaded 2-core machine to run.
+# The overlap redlock-protocol(7) admits after a server forgot its keys:
+# the old holder's next renewal (a third of the TTL), its --kill-after
+# (a tenth), and 0.6 s for the processes of a loaded 2-core machine to
+# run.
 FORGET_MS=$((TTL_MS / 3 + TTL_MS / 10 + 600))
 HOSTS=(h1 h2 h3)
 SRV_IP=10.231.0.1

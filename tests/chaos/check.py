@@ -19,7 +19,7 @@ when a section that started after the writer's began before the write:
 the store must have refused it (stale writes accepted must be 0 in every
 scenario, whatever else happened).  The scenario passes when there is no
 overlap, or each overlap is one an --admit RULE allows, as the man page
-admits it (redlock(1), CAVEATS):
+admits it (redlock-protocol(7), FAILURE MODEL):
 
     paused      one holder had been frozen (a "pause" event on its host
                 began during its section), and its run ended with 75

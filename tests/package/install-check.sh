@@ -86,8 +86,19 @@ fi
 apt-get install -y -qq "$deb" man-db redis-server redis-tools >/tmp/install2.log 2>&1 ||
 	{ cat /tmp/install2.log; bad "apt-get install with man-db and redis-server"; exit 1; }
 page=$(man -P cat redlock 2>/dev/null | sed 's/.\x08//g')
-grep -q '^SYSTEMD' <<<"$page" && grep -q 'run a command while holding a named lock' <<<"$page" &&
+grep -q '^EXIT STATUS' <<<"$page" && grep -q 'run a command while holding a named lock' <<<"$page" &&
 	ok "man redlock shows the page" || bad "man redlock"
+# The pages of section 7 that redlock(1) refers to, each with a section
+# of its own.
+while read -r name section; do
+	page=$(man -P cat 7 "$name" 2>/dev/null | sed 's/.\x08//g')
+	grep -q "^$section" <<<"$page" && grep -q "^NAME" <<<"$page" &&
+		ok "man 7 $name shows the page" || bad "man 7 $name"
+done <<'PAGES'
+redlock-protocol QUORUM
+redlock-scheduling SYSTEMD
+redlock-monitoring DESCRIPTION
+PAGES
 for f in /usr/share/bash-completion/completions/redlock \
 	/usr/share/zsh/vendor-completions/_redlock \
 	/usr/share/fish/vendor_completions.d/redlock.fish \
@@ -95,7 +106,7 @@ for f in /usr/share/bash-completion/completions/redlock \
 	/usr/share/redlock/redlock.rules.yml; do
 	[[ -f $f ]] || bad "$f is not installed"
 done
-# The man page's first step under SYSTEMD installs a job there.
+# The first step of SYSTEMD in redlock-scheduling(7) installs a job there.
 if [[ -d /etc/redlock/jobs && $(stat -c '%a %U' /etc/redlock/jobs) == '755 root' ]]; then
 	ok "/etc/redlock/jobs is there, root's, mode 755"
 else

@@ -96,7 +96,7 @@ systemd-run --wait --quiet -p Type=notify -p NotifyAccess=all redlock pc-cmd \
 
 # --- the shipped units -------------------------------------------------------------
 
-# The man page's steps under SYSTEMD, as a user on a fresh install.
+# The steps of SYSTEMD in redlock-scheduling(7), as a user on a fresh install.
 [[ -d /etc/redlock/jobs ]] && ok "the package made /etc/redlock/jobs" ||
 	bad "no /etc/redlock/jobs after installing the package"
 mkdir -p /etc/redlock/jobs
