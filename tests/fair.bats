@@ -268,6 +268,27 @@ reader() {
 	refute_output ran
 }
 
+@test "acquire --fair waits in the queue like the run form, and its token holds NAME until released" {
+	hold_lock h "${SRV[@]}" job
+	bg_start a "$RL" "${SRV[@]}" acquire --fair -w 60s job
+	wait_until -t 10 queued_is job 1
+	waiter 2 2
+	release_lock h
+	bg_wait a
+	assert_equal "$BG_STATUS" 0
+	local tok
+	tok=$(bg_out a)
+	assert_regex "$tok" "$UUID_RE"
+	# The acquired token holds NAME: the next in the queue waits for it.
+	wait_until -t 5 queued_is job 1
+	run -0 cat "$ORDER"
+	assert_output ''
+	run -0 redlock "${SRV[@]}" release job "$tok"
+	bg_wait w2
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$ORDER")" 2
+}
+
 # The clock is skewed by preloading libfaketime, as tests/once-per.bats
 # does (not the faketime(1) wrapper, whose semaphores a killed run can
 # leave behind).
