@@ -20,9 +20,10 @@
  * only shared ones ahead, at most --limit) makes attempts.  Once it may
  * go it stays so as long as it renews (members only leave the part of
  * the queue ahead of it), so it attempts without asking again while
- * its lease is fresh.  It leaves when granted or when it gives up; a
- * waiter that died, was stopped or cut off is pruned by the first
- * script that reads the queue after its lease lapsed.
+ * its lease is fresh.  It leaves when granted (without waiting for
+ * the reply: fair_leave_granted()) or when it gives up; a waiter that
+ * died, was stopped or cut off is pruned by the first script that reads
+ * the queue after its lease lapsed.
  *
  * On a quorum, each server scores a new member by its own clock; the
  * waiter takes the median of the arrivals it got back and writes it to

@@ -153,6 +153,27 @@ stop_it() { stop_pid "$1"; }
 	assert_equal "$BG_STATUS" 0
 }
 
+@test "a granted --fair waiter starts its command without waiting to hear that it left the queue" {
+	# Load the scripts first, so that no NOSCRIPT adds a round trip.
+	run -0 redlock "${SRV[@]}" --fair -w 5s job true
+	start_proxy main
+	# Every reply is held 500 ms: each round trip before the command
+	# starts costs that much, and the machine's own share is small.
+	proxy_set delay 500
+	local t0 t1
+	t0=$(now_ms)
+	run -0 "$RL" -u "$PROXY_URL" --fair -w 30s job date +%s%3N
+	t1=$output
+	# Two round trips (the place in the queue, the attempt): 1000 ms; a
+	# third, to leave the queue, would make it 1500.  The 350 ms between
+	# are the machine's (starting redlock and date on a loaded machine).
+	echo "# granted and started in $((t1 - t0)) ms" >&3
+	assert [ $((t1 - t0)) -ge 1000 ]
+	assert [ $((t1 - t0)) -lt $((1000 + $(scale_ms 350))) ]
+	# It did leave.
+	wait_until -t 5 queued_is job 0
+}
+
 # reader TAG OTHER N: a --fair shared waiter whose command meets reader
 # OTHER (each waits for the other's file, at most 10 s: they must hold
 # NAME at once), then logs TAG; returns once the queue is N long.
