@@ -5,7 +5,10 @@
 # granted NAME in the order in which they began to wait, on the
 # server's clock; a waiter that dies, is stopped, cut off or gives up
 # leaves the queue within the bound the man page states (2 s); status
-# and list show the queue; nothing is left once it is empty.
+# and list show the queue; nothing is left once it is empty.  On one
+# server, a quorum, through Sentinel and on a Redis Cluster (those two
+# are started by their tests and stopped at the end of them); with each
+# option that works with --fair, and the ones refused.
 
 load helpers
 load fault_helpers
