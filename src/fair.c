@@ -251,6 +251,8 @@ fair_leave_granted(struct lock *l, struct fair_waiter *f)
 	struct args a;
 	char why[256];
 
+	if (f->renewed < 0 && f->arrival == 0)
+		return;
 	for (int i = 0; i < l->n; i++) {
 		const struct conn *c = &l->conns[i];
 
