@@ -20,9 +20,10 @@
  * only shared ones ahead, at most --limit) makes attempts.  Once it may
  * go it stays so as long as it renews (members only leave the part of
  * the queue ahead of it), so it attempts without asking again while
- * its lease is fresh.  It leaves when granted or when it gives up; a
- * waiter that died, was stopped or cut off is pruned by the first
- * script that reads the queue after its lease lapsed.
+ * its lease is fresh.  It leaves when granted (without waiting for
+ * the reply: fair_leave_granted()) or when it gives up; a waiter that
+ * died, was stopped or cut off is pruned by the first script that reads
+ * the queue after its lease lapsed.
  *
  * On a quorum, each server scores a new member by its own clock; the
  * waiter takes the median of the arrivals it got back and writes it to
@@ -230,6 +231,47 @@ fair_leave(struct lock *l, struct fair_waiter *f)
 	fair_args(l, f, &a, "l");
 	lock_round(l, &a, r, clock_ms() + l->op_timeout, NULL);
 	conn_req_clear(r, l->n);
+}
+
+/*
+ * Leave the queue once granted, without waiting for the replies: the
+ * request is written on each server's connection and its reply is
+ * dropped when the next request on it reads (conn.h's discard), so
+ * that the command starts one round trip sooner.  The servers run it
+ * at once, before the command has started, as fair_leave() would.
+ * A connection that cannot take it now (closed, or with a request of
+ * its own in flight) gets fair_leave()'s, which waits.  Best effort as
+ * fair_leave() is: a leave that fails (a server that forgot the script
+ * since our last renewal answers NOSCRIPT) leaves a place that lapses
+ * within FAIR_LEASE_MS.
+ */
+void
+fair_leave_granted(struct lock *l, struct fair_waiter *f)
+{
+	struct args a;
+	char why[256];
+
+	if (f->renewed < 0 && f->arrival == 0)
+		return;
+	for (int i = 0; i < l->n; i++) {
+		const struct conn *c = &l->conns[i];
+
+		if (c->ctx == NULL || c->handshake || c->outpos < c->outlen) {
+			fair_leave(l, f);
+			return;
+		}
+	}
+	fair_args(l, f, &a, "l");
+	for (int i = 0; i < l->n; i++) {
+		struct conn *c = &l->conns[i];
+
+		if (conn_queue(c, a.argc, a.argv, a.len) < 0 ||
+		    conn_send(c, why, sizeof(why)) < 0) {
+			conn_close(c);
+			continue;
+		}
+		c->discard++;
+	}
 }
 
 /* One member of a view's reply (fair.lua's op 'v'): m, arrival, meta. */

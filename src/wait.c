@@ -390,13 +390,16 @@ fair_lists(const struct lock *l, const struct fair_waiter *f,
 	ls->len[ls->n++] = f->len[3];
 }
 
-/* One round of a fair wait: renew our place unless it is fresh, then an
- * attempt if we may go. */
+/* One round of a fair wait: renew our place, then an attempt if we may
+ * go.  A member that may go and was woken (a release, or the members
+ * ahead left) attempts at once while its place is fresh, so that the
+ * hand-over costs one round trip; one whose wait ran out renews first,
+ * which keeps its place fresh for the wake-up to come. */
 static enum lock_result
 fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
     int intr_fd, struct lock_outcome *o)
 {
-	if (!fair_fresh(f, 0)) {
+	if (!w->waiter.woken || !fair_fresh(f, 0)) {
 		switch (fair_enter(l, f, intr_fd, o)) {
 		case -2: return LOCK_INTERRUPTED;
 		case -1: return LOCK_UNAVAILABLE;
@@ -456,8 +459,12 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 			w->since = clock_ms();
 		res = fair_try(l, w, &f, intr_fd, o);
 	}
-	/* Granted or given up, we leave: the next may go at once. */
-	fair_leave(l, &f);
+	/* Granted or given up, we leave: the next may go at once.  Granted,
+	 * we do not wait for the servers to say so. */
+	if (res == LOCK_HELD || res == LOCK_REENTRANT)
+		fair_leave_granted(l, &f);
+	else
+		fair_leave(l, &f);
 	fair_end(&f);
 	return res;
 }
