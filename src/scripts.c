@@ -577,8 +577,6 @@ const char lua_release_done[] =
     "  redis.call('DEL', KEYS[1], KEYS[2])\n"
     "end\n"
     "if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end\n"
-    "local t = redis.call('TIME')\n"
-    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
     "local n = 1\n"
     "if claim == '' and\n"
     "    tonumber(redis.call('HGET', KEYS[5], 'rwait') or '0') > now then\n"
@@ -1104,4 +1102,36 @@ const struct lua_script lua_scripts[] = {
 	{ "stop", lua_stop },
 	{ "wake_push", lua_wake_push },
 	{ 0, 0 }
+};
+
+const struct script_entry script_table[SCRIPT_COUNT] = {
+	[SCRIPT_ACQUIRE] = { lua_acquire, "kfmaq" },
+	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "kfmqha" },
+	[SCRIPT_BUMP] = { lua_bump, "fm" },
+	[SCRIPT_INSPECT] = { lua_inspect, "kmwhHa" },
+	[SCRIPT_INSPECT_HOLDERS] = { lua_inspect_holders, "h" },
+	[SCRIPT_INSPECT_KEY] = { lua_inspect_key, "k" },
+	[SCRIPT_INSPECT_RECORD] = { lua_inspect_record, "m" },
+	[SCRIPT_NOTIFY] = { lua_notify, "d" },
+	[SCRIPT_ONCE] = { lua_once, "o" },
+	[SCRIPT_ONCE_DONE] = { lua_once_done, "o" },
+	[SCRIPT_ONCE_MARK] = { lua_once_mark, "ko" },
+	[SCRIPT_RELEASE] = { lua_release, "kmwaH" },
+	[SCRIPT_RELEASE_DONE] = { lua_release_done, "kmwaHo" },
+	[SCRIPT_RELEASE_KEY] = { lua_release_key, "k" },
+	[SCRIPT_RELEASE_RECORD] = { lua_release_record, "m" },
+	[SCRIPT_RENEW] = { lua_renew, "km" },
+	[SCRIPT_RENEW_LEASE] = { lua_renew, "k" },
+	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "m" },
+	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "kfmhHqwxa" },
+	[SCRIPT_SH_RELEASE] = { lua_sh_release, "khHwfqx" },
+	[SCRIPT_SH_RELEASE_MARK] = { lua_sh_release_mark, "k" },
+	[SCRIPT_SH_RELEASE_META] = { lua_sh_release_meta, "H" },
+	[SCRIPT_SH_RELEASE_SET] = { lua_sh_release_set, "h" },
+	[SCRIPT_SH_RENEW] = { lua_sh_renew, "khH" },
+	[SCRIPT_SH_RENEW_MARK] = { lua_sh_renew_mark, "k" },
+	[SCRIPT_SH_RENEW_META] = { lua_sh_renew_meta, "H" },
+	[SCRIPT_SH_RENEW_SET] = { lua_sh_renew_set, "h" },
+	[SCRIPT_STOP] = { lua_stop, "khsHm" },
+	[SCRIPT_WAKE_PUSH] = { lua_wake_push, "w" },
 };

@@ -76,9 +76,15 @@ esac
 consts=$(sed -n 's/^#define \(PROTO_[A-Z0-9_]*\) *\([0-9][0-9]*\)$/\1=\2/p' \
 	src/proto.h | tr '\n' ' ')
 
+# decl FILE keys|argv: the names of FILE's --@keys or --@argv line.
+decl() {
+	sed -n "s/^--@$2\([ \t]\(.*\)\)\{0,1\}\$/\2/p" "$1" | head -n 1
+}
+
 # expand FILE: FILE's assembled text on standard output.
 expand() {
-	awk -v consts="$consts" -v top="$1" '
+	awk -v consts="$consts" -v top="$1" -v keys="$(decl "$1" keys)" \
+	    -v argv="$(decl "$1" argv)" '
 	function fail(msg) {
 		printf "luagen: %s\n", msg > "/dev/stderr"
 		exit 1
@@ -133,6 +139,12 @@ expand() {
 	function expand(file, params, depth,    line, n, where, rest, inc, rc) {
 		if (depth > 8)
 			fail(file ": includes nested too deep")
+		# A fragment that defines functions is pasted once per
+		# script; one that takes parameters (an older kind) each
+		# time it is included.
+		if (file in pasted && params == "")
+			return
+		pasted[file] = 1
 		n = 0
 		while ((rc = (getline line < file)) > 0) {
 			where = file ":" ++n
@@ -153,11 +165,67 @@ expand() {
 			fail(file ": cannot read it")
 		close(file)
 	}
+	# Whether the script s itself (its own lines, not its fragments,
+	# comments and string literals left out) reads word w as a name.
+	function reads(w) {
+		return (" " w " ") in used
+	}
+	# Read the top file once for the names its own code uses (into
+	# used), and whether it still names a KEYS[n] or ARGV[n] by number.
+	function scan(file,    line, s, numbered) {
+		numbered = 0
+		while ((getline line < file) > 0) {
+			if (line ~ /^[ \t]*(--.*)?$/)
+				continue
+			if (line ~ /(KEYS|ARGV)\[[0-9]/)
+				numbered = 1
+			s = line
+			gsub(/\047[^\047]*\047|"[^"]*"|--.*/, " ", s)
+			gsub(/\.[A-Za-z_][A-Za-z0-9_]*/, " ", s)
+			gsub(/[^A-Za-z0-9_]+/, " ", s)
+			n = split(s, w, " ")
+			for (i = 1; i <= n; i++)
+				used[" " w[i] " "] = 1
+		}
+		close(file)
+		return numbered
+	}
+	# The prologue: a local for each of KEYS and ARGV that the script
+	# reads by name; a last ARGV name "x..." is the index where that
+	# list starts.  Only names read are made, so the server builds no
+	# local it never reads, and luacheck sees no unused one.
+	function prologue(    nk, na, k, a, i, names, vals, v) {
+		nk = split(keys, k, " ")
+		na = split(argv, a, " ")
+		names = vals = ""
+		for (i = 1; i <= nk; i++)
+			if (reads(k[i])) {
+				names = names ", " k[i]
+				vals = vals ", KEYS[" i "]"
+			}
+		if (names != "")
+			print "local " substr(names, 3) " = " substr(vals, 3)
+		names = vals = ""
+		for (i = 1; i <= na; i++) {
+			v = a[i]
+			if (sub(/\.\.\.$/, "", v)) {
+				if (reads(v))
+					print "local " v " = " i
+			} else if (reads(v)) {
+				names = names ", " v
+				vals = vals ", ARGV[" i "]"
+			}
+		}
+		if (names != "")
+			print "local " substr(names, 3) " = " substr(vals, 3)
+	}
 	BEGIN {
 		nc = split(consts, c, " ")
 		cparams = ""
 		for (i = 1; i <= nc; i++)
 			cparams = cparams "\034" c[i]
+		if (top !~ /\/lib\// && !scan(top))
+			prologue()
 		expand(top, "", 0)
 	}'
 }
@@ -243,6 +311,46 @@ contract() {
 	}'
 }
 
+# entries: one line for each script that args_script() can send (each
+# of its keys is one of struct keys): its enum name (the file's name,
+# then _VARIANT for a --@variant line), its file's name and its key
+# letters.  A `--@variant NAME KEY...` line makes the same script an
+# entry of its own with fewer keys (renew.lua's lease: K alone).
+entries() {
+	awk '
+	BEGIN {
+		n = split("K:k fence:f meta:m wake:w waiting:a holders:h " \
+		    "hmeta:H xwait:q xwake:x stop:s stopped:d done:o", kv, " ")
+		for (i = 1; i <= n; i++) {
+			split(kv[i], p, ":")
+			letter[p[1]] = p[2]
+		}
+	}
+	# The letters of the keys named in s (after its first n words),
+	# or "" when one is not of struct keys.
+	function letters(s, n,    w, i, c, out) {
+		c = split(s, w, " ")
+		out = ""
+		for (i = n + 1; i <= c; i++) {
+			if (!(w[i] in letter))
+				return ""
+			out = out letter[w[i]]
+		}
+		return out
+	}
+	FNR == 1 {
+		name = FILENAME
+		sub(/.*\//, "", name)
+		sub(/\.lua$/, "", name)
+	}
+	/^--@keys[ \t]/ && (l = letters($0, 1)) != "" {
+		print name, name, l
+	}
+	/^--@variant[ \t]/ && (l = letters($0, 2)) != "" {
+		print name "_" $2, name, l
+	}' src/lua/*.lua
+}
+
 # The C string literal lines of standard input's lines.
 c_lines() {
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/'
@@ -257,6 +365,25 @@ h)
 	echo '#define REDLOCK_SCRIPT_ARGS_H'
 	for f in src/lua/*.lua; do
 		contract "$f"
+	done
+	echo
+	echo '/* The text of each script (scripts.c). */'
+	for f in src/lua/*.lua; do
+		echo "extern const char lua_$(basename "$f" .lua)[];"
+	done
+	echo
+	echo '/* The scripts that args_script() sends (proto.c), by name. */'
+	echo 'enum script {'
+	entries | while read -r e _ l; do
+		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		printf '\tSCRIPT_%s,\n' "$up"
+	done
+	echo '	SCRIPT_COUNT'
+	echo '};'
+	entries | while read -r e f l; do
+		[ "$e" = "$f" ] && continue
+		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		printf '#define SCRIPT_KEYS_%s "%s"\n' "$up" "$l"
 	done
 	echo
 	echo '#endif'
@@ -286,6 +413,13 @@ c)
 		printf '\t{ "%s", lua_%s },\n' "$name" "$name"
 	done
 	echo '	{ 0, 0 }'
+	echo '};'
+	echo
+	echo 'const struct script_entry script_table[SCRIPT_COUNT] = {'
+	entries | while read -r e f l; do
+		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		printf '\t[SCRIPT_%s] = { lua_%s, "%s" },\n' "$up" "$f" "$l"
+	done
 	echo '};'
 	;;
 esac

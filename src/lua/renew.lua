@@ -5,6 +5,7 @@
 --
 --@keys K meta
 --@argv token ttl record_ms
+--@variant lease K
 -- KEYS: K, meta: keys that exist while the lock is held, so that a
 --   renewal runs on the node that has them while a Redis Cluster
 --   migrates the slot (a key missing there would answer TRYAGAIN or
