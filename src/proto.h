@@ -62,6 +62,14 @@ struct keys {
  * the others back no longer than this. */
 #define PROTO_CLAIM_MS 2000
 
+/* The format version of the holder's record, its thirteenth field
+ * (holder_record(), src/lua/lib/holder_record.lua, doc/DESIGN.md "The
+ * holder record"): fields are only added at the end, and readers take
+ * the fields they know, so a record of any version is read by every
+ * build; the number tells a record of this layout from an older
+ * redlock's (no thirteenth field). */
+#define PROTO_RECORD_VERSION 1
+
 /* The longest vector: a script call with its keys, the holder's
  * metadata and the inherited tokens (REDLOCK_HELD) that fit. */
 #define ARGS_MAX 64

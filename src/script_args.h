@@ -40,7 +40,7 @@
 /* bump.lua */
 #define SCRIPT_KEYS_BUMP "fm"
 #define NKEYS_BUMP 2
-#define ARG_BUMP_FENCE 1
+#define ARG_BUMP_FENCE_VALUE 1
 #define ARG_BUMP_LINGER 2
 #define ARGC_BUMP 2
 
@@ -260,7 +260,7 @@
 #define ARG_STOP_MARGIN_MS 2
 #define ARG_STOP_WAITER 3
 #define ARG_STOP_CLAIM_MS 4
-#define ARG_STOP_SINCE 5
+#define ARG_STOP_SINCE_MS 5
 #define ARGC_STOP 5
 #define REPLY_STOP_ASKED 0
 #define REPLY_STOP_LEFT 1

@@ -159,6 +159,10 @@ expand() {
 			}
 			if (line ~ /^[ \t]*(--.*)?$/)
 				continue
+			if (depth == 0 && named) {
+				prologue()
+				named = 0
+			}
 			print fill(line, params, where)
 		}
 		if (rc < 0)
@@ -190,8 +194,10 @@ expand() {
 		close(file)
 		return numbered
 	}
-	# The prologue: a local for each of KEYS and ARGV that the script
-	# reads by name; a last ARGV name "x..." is the index where that
+	# The prologue, before the first line of the script itself (after
+	# the functions it includes, which take what they need as
+	# parameters): a local for each of KEYS and ARGV that it reads by
+	# name; a last ARGV name "x..." is the index where that
 	# list starts.  Only names read are made, so the server builds no
 	# local it never reads, and luacheck sees no unused one.
 	function prologue(    nk, na, k, a, i, names, vals, v) {
@@ -224,9 +230,55 @@ expand() {
 		cparams = ""
 		for (i = 1; i <= nc; i++)
 			cparams = cparams "\034" c[i]
-		if (top !~ /\/lib\// && !scan(top))
-			prologue()
+		named = top !~ /\/lib\// && !scan(top)
 		expand(top, "", 0)
+	}'
+}
+
+# prune: standard input (an assembled script) without the functions of
+# lib/ that it never calls, so that a script pays (in bytes at load,
+# in closures at every call) only for the helpers it uses.  A
+# function of lib/ starts with `local function NAME(` and ends at the
+# first `end` at the start of a line.
+prune() {
+	awk -v libs="$(sed -n 's/^local function \([A-Za-z_0-9]*\)(.*/\1/p' \
+	    src/lua/lib/*.lua | tr '\n' ' ')" '
+	{ line[++n] = $0 }
+	END {
+		split(libs, l, " ")
+		for (i in l)
+			lib[l[i]] = 1
+		do {
+			changed = 0
+			for (i = 1; i <= n; i++) {
+				if (gone[i] || !match(line[i], /^local function [A-Za-z_0-9]+\(/))
+					continue
+				name = substr(line[i], 16, RLENGTH - 16)
+				if (!(name in lib))
+					continue
+				for (e = i; e <= n && line[e] != "end"; e++)
+					;
+				if (!called(name, i, e)) {
+					for (j = i; j <= e; j++)
+						gone[j] = 1
+					changed = 1
+				}
+			}
+		} while (changed)
+		for (i = 1; i <= n; i++)
+			if (!gone[i])
+				print line[i]
+	}
+	# Whether a line outside lines a to b (and not pruned) calls name.
+	function called(name, a, b,    i, s) {
+		for (i = 1; i <= n; i++) {
+			if (gone[i] || (i >= a && i <= b))
+				continue
+			s = " " line[i] " "
+			if (s ~ ("[^A-Za-z_0-9.]" name "[^A-Za-z_0-9]"))
+				return 1
+		}
+		return 0
 	}'
 }
 
@@ -391,7 +443,7 @@ h)
 lua)
 	mkdir -p "$2"
 	for f in src/lua/*.lua; do
-		expand "$f" >"$2/$(basename "$f")"
+		expand "$f" | prune >"$2/$(basename "$f")"
 	done
 	;;
 c)
@@ -400,7 +452,7 @@ c)
 	echo '#include "scripts.h"'
 	for f in src/lua/*.lua; do
 		name=$(basename "$f" .lua)
-		text=$(expand "$f")
+		text=$(expand "$f" | prune)
 		printf '%s\n' "$text" | contract "$f" check
 		echo
 		echo "const char lua_${name}[] ="
