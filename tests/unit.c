@@ -394,10 +394,10 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "b0498d021fd62acaa5f0a9ecb1d194fdd8e35ec3" },
-	{ "acquire_any", "7c1ef6417adba8ca127776b4ac29899ec7c24bb2" },
+	{ "acquire", "78cfe9baa9802af565dc2a206946b534157157de" },
+	{ "acquire_any", "2b40297df08c76513c24a975371cdd6426d8d950" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
-	{ "inspect", "68916874f89677bedb2827615037ad8788ec8311" },
+	{ "inspect", "f2575915b08e0a3d038529adbc833317f63d41cd" },
 	{ "inspect_holders", "f7bf134ad4cd9e390b07b9c1dd9468be49854d53" },
 	{ "inspect_key", "39ca5a995f7f3cb9251d1b6602d63f69e9beed1a" },
 	{ "inspect_record", "78201cf3645ba2718ce9ebd922cf98ee8b482c49" },
@@ -412,7 +412,7 @@ static const struct {
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
 	{ "renew", "621fe4da20b7ef9612838b65fd1ce6b7af4c76b6" },
 	{ "renew_record", "c07e36e20776587a54121db5b990749283c86813" },
-	{ "sh_acquire", "da3959dd49454e7666b0152084f4e2819312775e" },
+	{ "sh_acquire", "95eb99af229f65779ee5e785c3f71b242ba80ce3" },
 	{ "sh_release", "c0462713565d5f70e301a285f2e9752d0fbc8e20" },
 	{ "sh_release_mark", "636656250355ede69ef3af02f51ee5f01509df83" },
 	{ "sh_release_meta", "85115da9ca4b55d945d5eb7e15ada674ae6a3321" },

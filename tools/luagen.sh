@@ -3,29 +3,34 @@
 # luagen.sh - assemble the server-side Lua scripts of src/lua/ into the
 # C file that embeds them (src/scripts.c, committed; the Makefile
 # regenerates it when a .lua file changes, and `make lint` checks that
-# it is up to date and runs luacheck over the assembled text).
+# it is up to date and runs luacheck over the assembled text and over
+# each file alone).
 #
 # Each src/lua/NAME.lua is one script, compiled to `const char
-# lua_NAME[]` (declared in src/scripts.h); src/lua/lib/*.lua are the
-# fragments that scripts share.  Assembling a file:
+# lua_NAME[]`; src/lua/lib/*.lua define the functions that scripts
+# share (src/lua/README says how to write either).  Assembling a file:
 #
 #   - a line whose first non-blank characters are `--` (a comment), and
 #     an empty line, is left out: the text sent to the server is the
 #     code alone, so comments never change a script's SHA-1 (its
 #     EVALSHA name, which tests/unit.c checks against a reference list);
-#   - `--@include lib/FILE.lua NAME=VALUE...` is replaced by FILE's
-#     assembled text, its {{NAME}} filled with VALUE (a VALUE with
+#   - `--@include lib/FILE.lua` is replaced by FILE's assembled text,
+#     once a script; the older `--@include lib/FILE.lua NAME=VALUE...`
+#     pastes it every time, its {{NAME}} filled with VALUE (a VALUE with
 #     spaces is written in double quotes; {{...}} in a VALUE is filled
 #     first, so a fragment passes its own parameters on);
 #   - {{NAME}} elsewhere is an include parameter or a number constant of
 #     src/proto.h (#define PROTO_... digits), e.g. {{PROTO_CLAIM_MS}};
-#     an unknown NAME is an error.
-#   Nothing else is touched: lines are copied byte for byte, indentation
-#   included, so a fragment is written at the indentation it has in
-#   every script that includes it.
+#     an unknown NAME is an error;
+#   - a script that names no KEYS[n] or ARGV[n] by number gets, before
+#     its first line of code, a local for each name of its --@keys and
+#     --@argv lines that its own code reads (a last `x...`: the index
+#     where that list starts);
+#   - a function of lib/ that the script never calls is left out.
+#   Nothing else is touched: lines are copied byte for byte.
 #
-# A script's contract is named once, in its own file, by three comment
-# lines that the header mode turns into C (src/script_args.h):
+# A script's contract is named once, in its own file, by comment lines
+# that the header mode turns into C (src/script_args.h):
 #
 #   --@keys NAME...    its KEYS, in order, each a key of struct keys
 #                      (K fence meta wake waiting holders hmeta xwait
@@ -41,33 +46,38 @@
 #   --@reply NAME...   the elements of its array reply, in order:
 #                      REPLY_SCRIPT_NAME is NAME's index (0-based),
 #                      NREPLY_SCRIPT their count
+#   --@variant V KEY...  the script again as SCRIPT_SCRIPT_V, sent with
+#                      these keys only
 #
 # and the C file's mode checks that the assembled script uses no
-# KEYS[n] or ARGV[n] beyond what they declare.
+# KEYS[n] or ARGV[n] beyond what they declare.  The header also gets
+# lua_NAME's declaration and enum script (an entry for each script whose
+# keys are all of struct keys, and each variant); the C file gets the
+# table args_script() sends them from (script_table[]).
 #
-# To add a script: write src/lua/NAME.lua (a comment header giving its
-# KEYS, ARGV and replies), declare lua_NAME in src/scripts.h with its
-# argument positions, run `make` (or tools/luagen.sh c >src/scripts.c),
-# commit src/scripts.c with it, and add its SHA-1 to the reference list
-# in tests/unit.c.
+# To add a script: write src/lua/NAME.lua, run `make`, commit
+# src/scripts.c and src/script_args.h with it, and add its SHA-1 to the
+# reference list in tests/unit.c.
 #
 # Usage: tools/luagen.sh c          the C file, on standard output
 #        tools/luagen.sh h          the contracts' C header, likewise
 #        tools/luagen.sh lua DIR    each assembled script as DIR/NAME.lua
+#        tools/luagen.sh check      luacheck over each file of src/lua/
+#                                   alone (make lint)
 # Exits non-zero on an unknown {{NAME}}, a missing include or a bad
-# directive.
+# directive (check: on a warning).
 
 set -eu
 cd "$(dirname "$0")/.."
 
 usage() {
-	echo "usage: tools/luagen.sh c | h | lua DIR" >&2
+	echo "usage: tools/luagen.sh c | h | check | lua DIR" >&2
 	exit 64
 }
 [ $# -ge 1 ] || usage
 mode=$1
 case $mode in
-c | h) [ $# -eq 1 ] || usage ;;
+c | h | check) [ $# -eq 1 ] || usage ;;
 lua) [ $# -eq 2 ] || usage ;;
 *) usage ;;
 esac
@@ -403,6 +413,31 @@ entries() {
 	}' src/lua/*.lua
 }
 
+# exports FILE: the functions FILE defines for others (its top-level
+# `local function NAME`).
+exports() {
+	sed -n 's/^local function \([A-Za-z_0-9]*\)(.*/\1/p' "$1"
+}
+
+# outside FILE: the names FILE reads that it does not define, one a
+# line: a script's KEYS and ARGV names (its prologue) and the functions
+# of the fragments it includes, theirs included.
+outside() {
+	case $1 in
+	*/lib/*) ;;
+	*)
+		for n in $(decl "$1" keys) $(decl "$1" argv); do
+			echo "${n%...}"
+		done
+		;;
+	esac
+	sed -n 's/^[ \t]*--@include[ \t]\{1,\}\([^ \t]*\).*/\1/p' "$1" |
+		while read -r inc; do
+			exports "src/lua/$inc"
+			outside "src/lua/$inc"
+		done
+}
+
 # The C string literal lines of standard input's lines.
 c_lines() {
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/'
@@ -427,18 +462,37 @@ h)
 	echo '/* The scripts that args_script() sends (proto.c), by name. */'
 	echo 'enum script {'
 	entries | while read -r e _ l; do
-		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		up=$(echo "$e" | tr '[:lower:]' '[:upper:]')
 		printf '\tSCRIPT_%s,\n' "$up"
 	done
 	echo '	SCRIPT_COUNT'
 	echo '};'
 	entries | while read -r e f l; do
 		[ "$e" = "$f" ] && continue
-		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		up=$(echo "$e" | tr '[:lower:]' '[:upper:]')
 		printf '#define SCRIPT_KEYS_%s "%s"\n' "$up" "$l"
 	done
 	echo
 	echo '#endif'
+	;;
+check)
+	# Each file alone, as luacheck sees it: a script's names, what its
+	# fragments define and the {{PROTO_...}} numbers (a table of a
+	# name, to luacheck) are given; a fragment's own functions may go
+	# unused (its includers call them).
+	status=0
+	for f in src/lua/*.lua src/lua/lib/*.lua; do
+		set -- --quiet --codes --formatter plain
+		for n in $(outside "$f" | sort -u) $(echo "$consts" |
+		    sed 's/=[0-9]*//g'); do
+			set -- "$@" --read-globals "$n"
+		done
+		for n in $(exports "$f"); do
+			case $f in */lib/*) set -- "$@" --ignore "211/$n" ;; esac
+		done
+		luacheck "$@" -- "$f" || status=1
+	done
+	exit "$status"
 	;;
 lua)
 	mkdir -p "$2"
@@ -469,7 +523,7 @@ c)
 	echo
 	echo 'const struct script_entry script_table[SCRIPT_COUNT] = {'
 	entries | while read -r e f l; do
-		up=$(echo "$e" | tr 'a-z' 'A-Z')
+		up=$(echo "$e" | tr '[:lower:]' '[:upper:]')
 		printf '\t[SCRIPT_%s] = { lua_%s, "%s" },\n' "$up" "$f" "$l"
 	done
 	echo '};'

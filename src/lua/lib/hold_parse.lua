@@ -18,19 +18,18 @@
 --@include lib/holder_record.lua
 local function hold_parse(m, mk, now)
   local g = holder_fields(m)
-  local du, cl, cu, lost = 0, '', 0, g[1] ~= ''
+  local lost = g[1] ~= ''
   local cs = lost and g[12] or g[6]
   if not lost then
-    du, cl, cu = tonumber(g[3]) or 0, g[4], tonumber(g[5]) or 0
-  else
-    if (tonumber(g[9]) or 0) > 0 then
-      du = now + redis.call('PTTL', mk)
-    end
-    cl = g[10]
-    if cl ~= '' then
-      cu = tonumber(g[11]) or math.max(now, du) + {{PROTO_CLAIM_MS}}
-      if du > 0 then cu = math.max(cu, du + {{PROTO_CLAIM_MS}}) end
-    end
+    return tonumber(g[3]) or 0, g[4], tonumber(g[5]) or 0, cs, lost
+  end
+  local du, cl, cu = 0, g[10], 0
+  if (tonumber(g[9]) or 0) > 0 then
+    du = now + redis.call('PTTL', mk)
+  end
+  if cl ~= '' then
+    cu = tonumber(g[11]) or math.max(now, du) + {{PROTO_CLAIM_MS}}
+    if du > 0 then cu = math.max(cu, du + {{PROTO_CLAIM_MS}}) end
   end
   return du, cl, cu, cs, lost
 end
