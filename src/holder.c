@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "proto.h"
 
 extern char **environ;
 
@@ -86,23 +87,28 @@ put_fields(char *p, const char *const *field, int n)
 }
 
 /* Build the exclusive holder's record tail in rec (HOLDER_RECORD_MAX
- * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start", and with
- * --lock-delay "\0delay" (see src/lua/lib/holder_record.lua and
- * hold_parse.lua).
+ * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start\0delay", then the
+ * three fields of a --replace claim, empty, and the record's format
+ * version (PROTO_RECORD_VERSION; the delay is empty without
+ * --lock-delay): see src/lua/lib/holder_record.lua.
  * Returns its length. */
 size_t
 holder_record(const struct lock *l, char *rec)
 {
 	const struct lock_meta *m = &l->meta;
-	char ttl[24], pid[24], start[24], delay[24];
+	char ttl[24], pid[24], start[24], delay[24], version[24];
 	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
-	    start, delay };
+	    start, delay, "", "", "", version };
 
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
 	snprintf(pid, sizeof(pid), "%ld", m->pid);
 	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
-	snprintf(delay, sizeof(delay), "%lld", (long long)l->delay);
-	return (size_t)(put_fields(rec, field, l->delay > 0 ? 8 : 7) - rec);
+	delay[0] = '\0';
+	if (l->delay > 0)
+		snprintf(delay, sizeof(delay), "%lld", (long long)l->delay);
+	snprintf(version, sizeof(version), "%d", PROTO_RECORD_VERSION);
+	return (size_t)(put_fields(rec, field,
+	    (int)(sizeof(field) / sizeof(field[0]))) - rec);
 }
 
 /* Fill the holder metadata: host, pid, user and now; no command (the

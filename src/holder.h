@@ -9,9 +9,10 @@
 
 /* Room for an exclusive holder's record tail: the token, the TTL, the
  * metadata (its strings are shorter than struct lock_meta, its numbers
- * 24 bytes at most), the lock-delay and their separators. */
+ * 24 bytes at most), the lock-delay, the version, the twelve separators
+ * and the final NUL. */
 #define HOLDER_RECORD_MAX \
-    (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)4 * 24 + 9)
+    (LOCK_TOKEN_LEN + sizeof(struct lock_meta) + (size_t)5 * 24 + 13)
 
 void holder_meta(struct lock_meta *m, long pid);
 void holder_command(struct lock_meta *m, const char *label, const char *shell,

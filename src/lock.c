@@ -141,7 +141,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	int ok = 0;
 
 	args_script(&a, SCRIPT_BUMP, &l->k);
-	args_put_num(&a, ARG_BUMP_FENCE, l->fence);
+	args_put_num(&a, ARG_BUMP_FENCE_VALUE, l->fence);
 	args_put_num(&a, ARG_BUMP_LINGER, PROTO_FENCE_LINGER_MS);
 	lock_round(l, &a, r, clock_ms() + l->op_timeout, o);
 	for (int i = 0; i < l->n; i++)

@@ -103,17 +103,6 @@
 #include "sha1.h"
 #include "slot.h"
 
-/* The scripts of enum script (src/lua/: see scripts.h). */
-static const char *const scripts[SCRIPT_COUNT] = {
-	lua_acquire, lua_acquire_any, lua_renew, lua_renew, lua_release,
-	lua_bump, lua_inspect, lua_sh_acquire, lua_sh_renew, lua_sh_release,
-	lua_stop, lua_notify, lua_release_done, lua_once, lua_once_mark,
-	lua_renew_record, lua_sh_renew_set, lua_sh_renew_mark,
-	lua_sh_renew_meta,
-	lua_release_key, lua_release_record, lua_wake_push, lua_once_done,
-	lua_sh_release_set, lua_sh_release_meta, lua_sh_release_mark,
-	lua_inspect_key, lua_inspect_record, lua_inspect_holders, lua_fair
-};
 
 /* The scripts' SHA-1 names, computed on first use. */
 static char shas[SCRIPT_COUNT][41];
@@ -291,50 +280,20 @@ key_by_letter(const struct keys *k, char c, size_t *len)
 void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
-	static const char order[SCRIPT_COUNT][SCRIPT_KEYS_MAX + 1] = {
-		[SCRIPT_ACQUIRE] = SCRIPT_KEYS_ACQUIRE,
-		[SCRIPT_ACQUIRE_ANY] = SCRIPT_KEYS_ACQUIRE_ANY,
-		[SCRIPT_RENEW] = SCRIPT_KEYS_RENEW,
-		[SCRIPT_RENEW_LEASE] = SCRIPT_KEYS_RENEW_LEASE,
-		[SCRIPT_RELEASE] = SCRIPT_KEYS_RELEASE,
-		[SCRIPT_BUMP] = SCRIPT_KEYS_BUMP,
-		[SCRIPT_INSPECT] = SCRIPT_KEYS_INSPECT,
-		[SCRIPT_SH_ACQUIRE] = SCRIPT_KEYS_SH_ACQUIRE,
-		[SCRIPT_SH_RENEW] = SCRIPT_KEYS_SH_RENEW,
-		[SCRIPT_SH_RELEASE] = SCRIPT_KEYS_SH_RELEASE,
-		[SCRIPT_STOP] = SCRIPT_KEYS_STOP,
-		[SCRIPT_NOTIFY] = SCRIPT_KEYS_NOTIFY,
-		[SCRIPT_RELEASE_DONE] = SCRIPT_KEYS_RELEASE_DONE,
-		[SCRIPT_ONCE] = SCRIPT_KEYS_ONCE,
-		[SCRIPT_ONCE_MARK] = SCRIPT_KEYS_ONCE_MARK,
-		[SCRIPT_RENEW_RECORD] = SCRIPT_KEYS_RENEW_RECORD,
-		[SCRIPT_SH_RENEW_SET] = SCRIPT_KEYS_SH_RENEW_SET,
-		[SCRIPT_SH_RENEW_MARK] = SCRIPT_KEYS_SH_RENEW_MARK,
-		[SCRIPT_SH_RENEW_META] = SCRIPT_KEYS_SH_RENEW_META,
-		[SCRIPT_RELEASE_KEY] = SCRIPT_KEYS_RELEASE_KEY,
-		[SCRIPT_RELEASE_RECORD] = SCRIPT_KEYS_RELEASE_RECORD,
-		[SCRIPT_WAKE_PUSH] = SCRIPT_KEYS_WAKE_PUSH,
-		[SCRIPT_ONCE_DONE] = SCRIPT_KEYS_ONCE_DONE,
-		[SCRIPT_SH_RELEASE_SET] = SCRIPT_KEYS_SH_RELEASE_SET,
-		[SCRIPT_SH_RELEASE_META] = SCRIPT_KEYS_SH_RELEASE_META,
-		[SCRIPT_SH_RELEASE_MARK] = SCRIPT_KEYS_SH_RELEASE_MARK,
-		[SCRIPT_INSPECT_KEY] = SCRIPT_KEYS_INSPECT_KEY,
-		[SCRIPT_INSPECT_RECORD] = SCRIPT_KEYS_INSPECT_RECORD,
-		[SCRIPT_INSPECT_HOLDERS] = SCRIPT_KEYS_INSPECT_HOLDERS,
-	};
-
+	const char *order = script_table[s].keys;
 	if (shas[s][0] == '\0')
-		sha1_hex(scripts[s], strlen(scripts[s]), shas[s]);
+		sha1_hex(script_table[s].text, strlen(script_table[s].text),
+		    shas[s]);
 	a->argc = a->nums = 0;
 	a->script = (int)s;
 	a->tryagain = 0;
 	a->epoch_at = 0;
 	args_str(a, "EVALSHA");
 	args_add(a, shas[s], 40);
-	args_num(a, (long long)strlen(order[s]));
-	for (int i = 0; order[s][i] != '\0'; i++) {
+	args_num(a, (long long)strlen(order));
+	for (int i = 0; order[i] != '\0'; i++) {
 		size_t len;
-		const char *key = key_by_letter(k, order[s][i], &len);
+		const char *key = key_by_letter(k, order[i], &len);
 		args_add(a, key, len);
 	}
 	a->base = a->argc - 1;
@@ -342,8 +301,8 @@ args_script(struct args *a, enum script s, const struct keys *k)
 
 /*
  * Start a fresh vector for script s whose keys are not struct keys'
- * (a module's own, as fair.c's): EVALSHA with the n keys key[i] of
- * len[i] bytes, in the order of the script's KEYS.
+ * (its --@caller-keys line; a module's own, as fair.c's): EVALSHA with
+ * the n keys key[i] of len[i] bytes, in the order of the script's KEYS.
  */
 void
 args_script_keys(struct args *a, enum script s, const char *const *key,
@@ -366,8 +325,8 @@ args_as_eval(struct args *a)
 		return;
 	a->argv[0] = "EVAL";
 	a->len[0] = 4;
-	a->argv[1] = scripts[a->script];
-	a->len[1] = strlen(scripts[a->script]);
+	a->argv[1] = script_table[a->script].text;
+	a->len[1] = strlen(script_table[a->script].text);
 }
 
 /*

@@ -19,29 +19,9 @@ struct keys {
 	size_t donelen;
 };
 
-enum script {
-	SCRIPT_ACQUIRE, SCRIPT_ACQUIRE_ANY, SCRIPT_RENEW, SCRIPT_RENEW_LEASE,
-	SCRIPT_RELEASE, SCRIPT_BUMP,
-	SCRIPT_INSPECT, SCRIPT_SH_ACQUIRE, SCRIPT_SH_RENEW, SCRIPT_SH_RELEASE,
-	SCRIPT_STOP, SCRIPT_NOTIFY, SCRIPT_RELEASE_DONE, SCRIPT_ONCE,
-	SCRIPT_ONCE_MARK,
-	/* A renewal key by key while a Redis Cluster migrates the slot
-	 * (hold.c): the exclusive holder's record, the shared holders'
-	 * set, K held shared, their metadata. */
-	SCRIPT_RENEW_RECORD, SCRIPT_SH_RENEW_SET, SCRIPT_SH_RENEW_MARK,
-	SCRIPT_SH_RENEW_META,
-	/* A release and an operator's view key by key, for the same
-	 * reason: K, the record, a wake-up, --once-per's success; the
-	 * holders' set, their metadata, K held shared; what K, the record
-	 * and the holders' set say. */
-	SCRIPT_RELEASE_KEY, SCRIPT_RELEASE_RECORD, SCRIPT_WAKE_PUSH,
-	SCRIPT_ONCE_DONE, SCRIPT_SH_RELEASE_SET, SCRIPT_SH_RELEASE_META,
-	SCRIPT_SH_RELEASE_MARK, SCRIPT_INSPECT_KEY, SCRIPT_INSPECT_RECORD,
-	SCRIPT_INSPECT_HOLDERS,
-	/* --fair: the waiters' queue (fair.c); its keys are fair.c's. */
-	SCRIPT_FAIR,
-	SCRIPT_COUNT
-};
+/* enum script, one entry a script that args_script() sends: made by
+ * tools/luagen.sh from the files of src/lua/ (src/lua/README). */
+#include "script_args.h"
 
 /* What K holds while shared holders hold the lock (proto.c): a NUL
  * byte first, so that no token given in argv can equal it.
@@ -81,6 +61,14 @@ enum script {
  * through), so this is a few rounds, and a replacer that died holds
  * the others back no longer than this. */
 #define PROTO_CLAIM_MS 2000
+
+/* The format version of the holder's record, its thirteenth field
+ * (holder_record(), src/lua/lib/holder_record.lua, doc/DESIGN.md "The
+ * holder record"): fields are only added at the end, and readers take
+ * the fields they know, so a record of any version is read by every
+ * build; the number tells a record of this layout from an older
+ * redlock's (no thirteenth field). */
+#define PROTO_RECORD_VERSION 1
 
 /* The longest vector: a script call with its keys, the holder's
  * metadata and the inherited tokens (REDLOCK_HELD) that fit. */

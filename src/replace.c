@@ -60,7 +60,7 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 	args_put_num(&a, ARG_STOP_MARGIN_MS, REPLACE_STOP_MARGIN_MS);
 	args_put(&a, ARG_STOP_WAITER, w->id, LOCK_TOKEN_LEN);
 	args_put_num(&a, ARG_STOP_CLAIM_MS, PROTO_CLAIM_MS);
-	args_put_num(&a, ARG_STOP_SINCE, l->replace_since);
+	args_put_num(&a, ARG_STOP_SINCE_MS, l->replace_since);
 	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;

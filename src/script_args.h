@@ -40,7 +40,7 @@
 /* bump.lua */
 #define SCRIPT_KEYS_BUMP "fm"
 #define NKEYS_BUMP 2
-#define ARG_BUMP_FENCE 1
+#define ARG_BUMP_FENCE_VALUE 1
 #define ARG_BUMP_LINGER 2
 #define ARGC_BUMP 2
 
@@ -276,7 +276,7 @@
 #define ARG_STOP_MARGIN_MS 2
 #define ARG_STOP_WAITER 3
 #define ARG_STOP_CLAIM_MS 4
-#define ARG_STOP_SINCE 5
+#define ARG_STOP_SINCE_MS 5
 #define ARGC_STOP 5
 #define REPLY_STOP_ASKED 0
 #define REPLY_STOP_LEFT 1
@@ -291,5 +291,73 @@
 #define NKEYS_WAKE_PUSH 1
 #define ARG_WAKE_PUSH_LINGER 1
 #define ARGC_WAKE_PUSH 1
+
+/* The text of each script (scripts.c). */
+extern const char lua_acquire[];
+extern const char lua_acquire_any[];
+extern const char lua_bump[];
+extern const char lua_fair[];
+extern const char lua_inspect[];
+extern const char lua_inspect_holders[];
+extern const char lua_inspect_key[];
+extern const char lua_inspect_record[];
+extern const char lua_notify[];
+extern const char lua_once[];
+extern const char lua_once_done[];
+extern const char lua_once_mark[];
+extern const char lua_record[];
+extern const char lua_release[];
+extern const char lua_release_done[];
+extern const char lua_release_key[];
+extern const char lua_release_record[];
+extern const char lua_renew[];
+extern const char lua_renew_record[];
+extern const char lua_sh_acquire[];
+extern const char lua_sh_release[];
+extern const char lua_sh_release_mark[];
+extern const char lua_sh_release_meta[];
+extern const char lua_sh_release_set[];
+extern const char lua_sh_renew[];
+extern const char lua_sh_renew_mark[];
+extern const char lua_sh_renew_meta[];
+extern const char lua_sh_renew_set[];
+extern const char lua_stop[];
+extern const char lua_wake_push[];
+
+/* The scripts that args_script() sends (proto.c), by name. */
+enum script {
+	SCRIPT_ACQUIRE,
+	SCRIPT_ACQUIRE_ANY,
+	SCRIPT_BUMP,
+	SCRIPT_FAIR,
+	SCRIPT_INSPECT,
+	SCRIPT_INSPECT_HOLDERS,
+	SCRIPT_INSPECT_KEY,
+	SCRIPT_INSPECT_RECORD,
+	SCRIPT_NOTIFY,
+	SCRIPT_ONCE,
+	SCRIPT_ONCE_DONE,
+	SCRIPT_ONCE_MARK,
+	SCRIPT_RELEASE,
+	SCRIPT_RELEASE_DONE,
+	SCRIPT_RELEASE_KEY,
+	SCRIPT_RELEASE_RECORD,
+	SCRIPT_RENEW,
+	SCRIPT_RENEW_LEASE,
+	SCRIPT_RENEW_RECORD,
+	SCRIPT_SH_ACQUIRE,
+	SCRIPT_SH_RELEASE,
+	SCRIPT_SH_RELEASE_MARK,
+	SCRIPT_SH_RELEASE_META,
+	SCRIPT_SH_RELEASE_SET,
+	SCRIPT_SH_RENEW,
+	SCRIPT_SH_RENEW_MARK,
+	SCRIPT_SH_RENEW_META,
+	SCRIPT_SH_RENEW_SET,
+	SCRIPT_STOP,
+	SCRIPT_WAKE_PUSH,
+	SCRIPT_COUNT
+};
+#define SCRIPT_KEYS_RENEW_LEASE "k"
 
 #endif

@@ -5,9 +5,9 @@
  * and what their replies mean.  Each script's header comment in
  * src/lua/ gives its KEYS, ARGV and replies in full.
  *
- * Adding a script: src/lua/NAME.lua with its --@keys and --@argv lines,
- * its lua_NAME below, an enum script entry in proto.h/proto.c, its
- * SHA-1 in tests/unit.c.
+ * Adding a script: src/lua/NAME.lua with its --@keys and --@argv lines
+ * (src/lua/README), then make: its lua_NAME, its enum script entry and
+ * its keys are generated; add its SHA-1 to tests/unit.c.
  */
 #ifndef REDLOCK_SCRIPTS_H
 #define REDLOCK_SCRIPTS_H
@@ -20,15 +20,6 @@ struct lua_script {
 /* Every script, ending with { 0, 0 } (tests/unit.c checks their SHA-1). */
 extern const struct lua_script lua_scripts[];
 
-extern const char lua_acquire[], lua_acquire_any[], lua_bump[], lua_fair[],
-    lua_inspect[], lua_inspect_holders[], lua_inspect_key[],
-    lua_inspect_record[], lua_notify[], lua_once[], lua_once_done[],
-    lua_once_mark[], lua_record[], lua_release[], lua_release_done[],
-    lua_release_key[], lua_release_record[], lua_renew[], lua_renew_record[],
-    lua_sh_acquire[], lua_sh_release[], lua_sh_release_mark[],
-    lua_sh_release_meta[], lua_sh_release_set[], lua_sh_renew[],
-    lua_sh_renew_mark[], lua_sh_renew_meta[], lua_sh_renew_set[],
-    lua_stop[], lua_wake_push[];
 
 /*
  * The KEYS, ARGV and reply elements of each script, by name:
@@ -42,7 +33,16 @@ extern const char lua_acquire[], lua_acquire_any[], lua_bump[], lua_fair[],
 #include "script_args.h"
 
 #define SCRIPT_KEYS_MAX 9
-#define SCRIPT_KEYS_RENEW_LEASE "k"	/* renew.lua without the record */
+
+/* A script that args_script() sends: its text and the letters of its
+ * keys (SCRIPT_KEYS_...), by enum script. */
+struct script_entry {
+	const char *text;
+	char keys[SCRIPT_KEYS_MAX + 1];
+};
+
+/* Every enum script's entry (scripts.c, from the files of src/lua/). */
+extern const struct script_entry script_table[SCRIPT_COUNT];
 
 /*
  * The first element of an acquire script's array reply (acquire.lua,

@@ -58,7 +58,8 @@ blpop_waiting() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 
 # cycle [soft]: every verb and path of redlock once, on a fresh name,
 # and every feature: shared locks, --limit, --record and runs with
-# --skip-alert, --once-per, --lock-delay, --replace, stop and break.
+# --skip-alert, --fair, --once-per, --lock-delay, --replace, stop and
+# break.
 # Strict (the default): each step must do what it should.  soft: run the
 # steps whatever happens, waiting briefly, until Redis denies something.
 cycle() {
@@ -138,6 +139,15 @@ cycle() {
 	denied && return 0
 	[[ $(redlock runs --prom rec) == *'redlock_record_runs_total{name="rec",outcome="busy"} 1'* ]] ||
 		[[ -n $soft ]] || return 1
+	denied && return 0
+	# --fair: a waiter queues (fair.lua) behind a holder, then runs.
+	bg_start holder "$RL" -t 3s -w "$w" fjob sleep 1
+	wait_until -t "$w" eval '[[ $(rcli EXISTS redlock:fjob) == 1 ]]' ||
+		[[ -n $soft ]] || return 1
+	denied && return 0
+	redlock --fair -w "$((w + 5))" fjob true || [[ -n $soft ]] || return 1
+	denied && return 0
+	bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
 	denied && return 0
 	# --once-per: a success, then a skip with the conflict status.
 	redlock --once-per 1h once true || [[ -n $soft ]] || return 1

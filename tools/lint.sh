@@ -14,7 +14,8 @@
 #     run in man/ so that their references to one another are found
 #   - lua: src/scripts.c is what tools/luagen.sh makes of src/lua/, and
 #     luacheck (.luacheckrc) finds nothing in any script as assembled
-#     (into build/lua/), the text the servers run
+#     (into build/lua/), the text the servers run, nor in any file of
+#     src/lua/ alone (tools/luagen.sh check)
 #   - options: tests/check-options.sh (--help, man page and completions
 #     agree), against the binary built by the cc step
 #   - completions: zsh -n and fish -n on the zsh and fish completions
@@ -142,6 +143,7 @@ step_lua() {
 		status=1
 	fi
 	luacheck --quiet --codes --formatter plain "$out"/*.lua || status=1
+	tools/luagen.sh check || status=1
 	return "$status"
 }
 

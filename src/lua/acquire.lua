@@ -12,31 +12,30 @@
 -- Returns the fence granted (an integer), {0, pttl} someone else holds
 -- it, or {5, ms} NAME is held back (lib/grant.lua).
 --
--- A busy request that waits joins the waiters (KEYS[4]), so that a
--- release wakes it, and the waiting writers (KEYS[5]), so that shared
+-- A busy request that waits joins the waiters (waiting), so that a
+-- release wakes it, and the waiting writers (xwait), so that shared
 -- requests wait behind it, both for PROTO_WAIT_MARK_MS (scored by when
 -- that lapses, server ms); a queued request's grant leaves both.
-local held
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
---@include lib/grant.lua rec=ARGV[3] px=ARGV[2] id="string.sub(ARGV[4], 2)"
+--@include lib/grant.lua
+local held, f
+if redis.call('SET', K, token, 'NX', 'PX', ttl) then
+  f, held = grant(K, fence, meta, record, ttl, string.sub(wait, 2))
   if not held then
     -- 87: 'W'
-    if string.byte(ARGV[4]) == 87 then
-      local id = string.sub(ARGV[4], 2)
-      redis.call('ZREM', KEYS[5], id)
-      redis.call('ZREM', KEYS[4], id)
+    if string.byte(wait) == 87 then
+      local id = string.sub(wait, 2)
+      redis.call('ZREM', xwait, id)
+      redis.call('ZREM', waiting, id)
     end
     return f
   end
 end
-if ARGV[4] ~= '' then
-  local id, t = string.sub(ARGV[4], 2), redis.call('TIME')
-  local lapse = t[1] * 1000 + math.floor(t[2] / 1000) +
-    {{PROTO_WAIT_MARK_MS}}
-  redis.call('ZADD', KEYS[5], lapse, id)
-  redis.call('PEXPIRE', KEYS[5], '{{PROTO_WAIT_MARK_MS}}')
-  redis.call('ZADD', KEYS[4], lapse, id)
-  redis.call('PEXPIRE', KEYS[4], '{{PROTO_WAIT_MARK_MS}}')
+if wait ~= '' then
+  local id, lapse = string.sub(wait, 2), server_ms() + {{PROTO_WAIT_MARK_MS}}
+  redis.call('ZADD', xwait, lapse, id)
+  redis.call('PEXPIRE', xwait, '{{PROTO_WAIT_MARK_MS}}')
+  redis.call('ZADD', waiting, lapse, id)
+  redis.call('PEXPIRE', waiting, '{{PROTO_WAIT_MARK_MS}}')
 end
 if held then return {5, held} end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, redis.call('PTTL', K)}

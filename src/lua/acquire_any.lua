@@ -19,59 +19,62 @@
 --
 -- A busy request with queue ms > 0 enters the waiting writers (xwait)
 -- under its waiter id for that long; a busy request that will wait
--- (mark ms > 0) joins the waiters (KEYS[6]) under the same id, scored
+-- (mark ms > 0) joins the waiters (waiting) under the same id, scored
 -- by when that lapses (server ms), so that a release wakes it.  Once
--- queued (ARGV[7] == '1') its grant leaves both.  With no inherited
+-- queued (queued == '1') its grant leaves both.  With no inherited
 -- token and no guard, the grant is SET NX first.
 --@include lib/unmark.lua
+--@include lib/now.lua
+--@include lib/holder_record.lua
+--@include lib/failover_guard.lua
+--@include lib/grant.lua
 local held
 local function busy(v)
   v = unmark(v)
-  for i = 12, #ARGV do
+  for i = tokens, #ARGV do
     if ARGV[i] == v then
-      -- The fence in the holder's record (lib/holder_record.lua).
-      return {2, (tonumber(string.match(redis.call('GET', KEYS[3]) or '', '^(%d+)')) or 0), v}
+      return {2, holder_fence(redis.call('GET', meta)), v}
     end
   end
   if v == '\0shared' then
-    for i = 12, #ARGV do
-      if redis.call('ZSCORE', KEYS[5], ARGV[i]) then return {3, 0} end
+    for i = tokens, #ARGV do
+      if redis.call('ZSCORE', holders, ARGV[i]) then return {3, 0} end
     end
   end
   local now
-  if ARGV[5] ~= '0' or ARGV[9] ~= '0' then
-    local t = redis.call('TIME')
-    now = t[1] * 1000 + math.floor(t[2] / 1000)
+  if queue_ms ~= '0' or mark_ms ~= '0' then now = server_ms() end
+  if queue_ms ~= '0' then
+    redis.call('ZADD', xwait, now + queue_ms, waiter)
+    redis.call('PEXPIRE', xwait, queue_ms)
   end
-  if ARGV[5] ~= '0' then
-    redis.call('ZADD', KEYS[4], now + ARGV[5], ARGV[6])
-    redis.call('PEXPIRE', KEYS[4], ARGV[5])
-  end
-  if ARGV[9] ~= '0' then
-    redis.call('ZADD', KEYS[6], now + ARGV[9], ARGV[6])
-    redis.call('PEXPIRE', KEYS[6], ARGV[9])
+  if mark_ms ~= '0' then
+    redis.call('ZADD', waiting, now + mark_ms, waiter)
+    redis.call('PEXPIRE', waiting, mark_ms)
   end
   if held then return {5, held} end
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, redis.call('PTTL', K)}
 end
-if #ARGV < 12 and ARGV[8] == '' then
-  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local inherits = #ARGV >= tokens
+if not inherits and guard == '' then
+  if not redis.call('SET', K, token, 'NX', 'PX', ttl) then
     return busy(false)
   end
 else
-  local v = redis.pcall('GET', KEYS[1])
+  local v = redis.pcall('GET', K)
   if type(v) == 'table' then v = '\0other' end
   if v then return busy(v) end
---@include lib/failover_guard.lua plen=8 epoch=11 lease=10
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  local r = failover_guard(K, fence, guard, epoch, record_ms)
+  if r then return r end
+  redis.call('SET', K, token, 'PX', ttl)
 end
---@include lib/grant.lua rec=ARGV[4] px=ARGV[10] id=ARGV[6]
+local f
+f, held = grant(K, fence, meta, record, record_ms, waiter)
 if held then return busy(false) end
-if ARGV[7] == '1' then
-  redis.call('ZREM', KEYS[4], ARGV[6])
-  redis.call('ZREM', KEYS[6], ARGV[6])
+if queued == '1' then
+  redis.call('ZREM', xwait, waiter)
+  redis.call('ZREM', waiting, waiter)
 end
-if ARGV[3] == '1' then
-  redis.call('PEXPIRE', KEYS[2], '{{PROTO_FENCE_LINGER_MS}}')
+if linger == '1' then
+  redis.call('PEXPIRE', fence, '{{PROTO_FENCE_LINGER_MS}}')
 end
 return f

@@ -5,16 +5,17 @@
 -- takes the fence too.
 --
 --@keys fence meta
---@argv fence linger
+--@argv fence_value linger
 -- ARGV: fence, its linger.
 -- Returns 1.
-if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+--@include lib/holder_record.lua
+if tonumber(redis.call('GET', fence) or '0') < tonumber(fence_value) then
+  redis.call('SET', fence, fence_value, 'PX', linger)
 end
-local m = redis.call('GET', KEYS[2])
-local e = m and string.find(m, '\0', 1, true)
-local ms = redis.call('PTTL', KEYS[2])
-if e and ms > 0 then
-  redis.call('SET', KEYS[2], ARGV[1] .. string.sub(m, e), 'PX', ms)
+local g = holder_fields(redis.call('GET', meta))
+local ms = redis.call('PTTL', meta)
+if g.n > 1 and ms > 0 then
+  g[1] = fence_value
+  redis.call('SET', meta, holder_join(g), 'PX', ms)
 end
 return 1

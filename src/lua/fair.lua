@@ -3,6 +3,7 @@
 -- uses it.
 --
 --@keys K holders queue lease qmeta
+--@caller-keys
 --@reply go pos arrival
 --@argv op member arrival lease_ms limit meta wake_ms tokens...
 -- KEYS: K, the shared holders, the queue (a sorted set of members
@@ -31,13 +32,14 @@
 -- empty, nothing is left.
 --@include lib/now.lua
 --@include lib/unmark.lua
-local q, ls, mt = KEYS[3], KEYS[4], KEYS[5]
-local me, limit = ARGV[2], tonumber(ARGV[5]) or 0
+local q, ls, mt = queue, lease, qmeta
+local me, lim = member, tonumber(limit) or 0
+local now, t = server_ms()
 -- The members that may go: the head if exclusive, else the shared ones
 -- before the first exclusive one, at most limit (and 100) of them.
 local function front()
   local cap = 100
-  if limit > 0 and limit < cap then cap = limit end
+  if lim > 0 and lim < cap then cap = lim end
   local r, go = redis.call('ZRANGE', q, 0, cap - 1), {}
   for i = 1, #r do
     if string.byte(r[i]) == 120 then
@@ -55,7 +57,7 @@ local function wake(before)
       if redis.call('RPUSH', k, '1') > 1 then
         redis.call('LTRIM', k, 0, 0)
       end
-      redis.call('PEXPIRE', k, ARGV[7])
+      redis.call('PEXPIRE', k, wake_ms)
     end
   end
 end
@@ -68,12 +70,12 @@ end
 local before = front()
 local gone = redis.call('ZRANGEBYSCORE', ls, '-inf', now, 'LIMIT', 0, 1000)
 if #gone > 0 then drop(gone) end
-if ARGV[1] == 'l' then
+if op == 'l' then
   drop({me})
   wake(before)
   return 1
 end
-if ARGV[1] == 'v' then
+if op == 'v' then
   if #gone > 0 then wake(before) end
   local r = {redis.call('ZCARD', q), now}
   local ms = redis.call('ZRANGE', q, 0, 99, 'WITHSCORES')
@@ -84,32 +86,32 @@ if ARGV[1] == 'v' then
   end
   return r
 end
-if #ARGV > 7 then
-  local v = redis.pcall('GET', KEYS[1])
+if #ARGV >= tokens then
+  local v = redis.pcall('GET', K)
   if type(v) ~= 'string' then v = nil end
   v = unmark(v)
-  for i = 8, #ARGV do
+  for i = tokens, #ARGV do
     if v == ARGV[i] or (v == '\0shared' and
-        redis.call('ZSCORE', KEYS[2], ARGV[i])) then
+        redis.call('ZSCORE', holders, ARGV[i])) then
       return {1, 0, '0'}
     end
   end
 end
-if ARGV[3] == '' or not redis.call('ZSCORE', q, me) then
+if arrival == '' or not redis.call('ZSCORE', q, me) then
   redis.call('ZADD', q, 'NX', string.format('%d', t[1] * 1000000 + t[2]),
     me)
 else
-  redis.call('ZADD', q, 'XX', ARGV[3], me)
+  redis.call('ZADD', q, 'XX', arrival, me)
 end
-redis.call('ZADD', ls, now + ARGV[4], me)
-redis.call('HSETNX', mt, me, ARGV[6] .. '\0' .. string.format('%d', now))
-for _, k in ipairs({q, ls, mt}) do redis.call('PEXPIRE', k, ARGV[4]) end
+redis.call('ZADD', ls, now + lease_ms, me)
+redis.call('HSETNX', mt, me, meta .. '\0' .. string.format('%d', now))
+for _, k in ipairs({q, ls, mt}) do redis.call('PEXPIRE', k, lease_ms) end
 if #gone > 0 then wake(before) end
 local rank = redis.call('ZRANK', q, me)
 local go = 0
 if rank == 0 then
   go = 1
-elseif string.byte(me) ~= 120 and (limit == 0 or rank < limit) then
+elseif string.byte(me) ~= 120 and (lim == 0 or rank < lim) then
   go = 1
   for _, m in ipairs(redis.call('ZRANGE', q, 0, rank - 1)) do
     if string.byte(m) == 120 then

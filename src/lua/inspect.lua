@@ -1,5 +1,5 @@
 -- What an operator sees of a lock, whoever holds it (status, list,
--- break): read it (ARGV[1] == '1': and remove it).
+-- break): read it (remove == '1': and remove it).
 --
 --@keys K meta wake holders hmeta waiting
 --@reply token pttl fields holders hmeta
@@ -17,10 +17,12 @@
 -- server's ms), and claim (ms left of a --replace claim).  Removing a
 -- free lock removes what holds it back.
 --@include lib/holder_record.lua
+--@include lib/hold_parse.lua
 --@include lib/unmark.lua
 --@include lib/now.lua
+local now = server_ms()
 local w, sb, sched = 0, 0, {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[6],
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting,
     '(' .. string.format('%d', now), '+inf')) do
   w = w + 1
   -- 115: 's'
@@ -30,11 +32,11 @@ if w > 0 then
   sched = {'waiters', string.format('%d', w), 'standbys',
     string.format('%d', sb)}
 end
-local ty = redis.call('TYPE', KEYS[1])['ok']
+local ty = redis.call('TYPE', K)['ok']
 if ty == 'none' then
-  local m = redis.call('GET', KEYS[2])
+  local m = redis.call('GET', meta)
   if m then
---@include lib/hold_parse.lua mk=KEYS[2]
+    local du, cl, cu = hold_parse(m, meta, now)
     if du > now then
       for _, x in ipairs({'delay', du - now, 'now', now}) do
         if type(x) == 'number' then x = string.format('%d', x) end
@@ -45,8 +47,8 @@ if ty == 'none' then
       table.insert(sched, 'claim')
       table.insert(sched, string.format('%d', cu - now))
     end
-    if ARGV[1] == '1' and math.max(du, cu) > now then
-      redis.call('DEL', KEYS[2])
+    if remove == '1' and math.max(du, cu) > now then
+      redis.call('DEL', meta)
     end
   end
   if #sched > 0 then return {sched} end
@@ -54,27 +56,28 @@ if ty == 'none' then
 end
 local v, stop, r
 if ty ~= 'string' then
-  r = {ty, redis.call('PTTL', KEYS[1]), {}, 'type'}
+  r = {ty, redis.call('PTTL', K), {}, 'type'}
 else
-  v, stop = unmark(redis.call('GET', KEYS[1]))
+  v, stop = unmark(redis.call('GET', K))
 end
 if r then
+  -- A key of another type: r is the reply.
 elseif v == '\0shared' then
-  local h = redis.call('ZRANGEBYSCORE', KEYS[4],
+  local h = redis.call('ZRANGEBYSCORE', holders,
     '(' .. string.format('%d', now), '+inf', 'WITHSCORES')
   for i = 2, #h, 2 do h[i] = tonumber(h[i]) - now end
-  r = {v, redis.call('PTTL', KEYS[1]), {}, h,
-    redis.call('HGETALL', KEYS[5])}
+  r = {v, redis.call('PTTL', K), {}, h,
+    redis.call('HGETALL', hmeta)}
 else
-  r = {v, redis.call('PTTL', KEYS[1]),
-    record(redis.call('GET', KEYS[2]), v)}
+  r = {v, redis.call('PTTL', K),
+    holder_hgetall(redis.call('GET', meta), v)}
   if stop then table.insert(r[3], 'stop'); table.insert(r[3], v) end
 end
 for _, x in ipairs(sched) do table.insert(r[3], x) end
-if ARGV[1] == '1' then
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
-  redis.call('RPUSH', KEYS[3], '1')
-  redis.call('LTRIM', KEYS[3], 0, 0)
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if remove == '1' then
+  redis.call('DEL', K, meta, holders, hmeta)
+  redis.call('RPUSH', wake, '1')
+  redis.call('LTRIM', wake, 0, 0)
+  redis.call('PEXPIRE', wake, wake_linger)
 end
 return r

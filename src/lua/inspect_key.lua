@@ -16,10 +16,10 @@
 -- '1' when redlock stop marked it, else '0'; the token is the marker
 -- when held shared); a key of another type {type, pttl, 'type'}.
 --@include lib/unmark.lua
-local ty = redis.call('TYPE', KEYS[1])['ok']
+local ty = redis.call('TYPE', K)['ok']
 if ty == 'none' then return {} end
 if ty ~= 'string' then
-  return {ty, redis.call('PTTL', KEYS[1]), 'type'}
+  return {ty, redis.call('PTTL', K), 'type'}
 end
-local v, stop = unmark(redis.call('GET', KEYS[1]))
-return {v, redis.call('PTTL', KEYS[1]), stop and '1' or '0'}
+local v, stop = unmark(redis.call('GET', K))
+return {v, redis.call('PTTL', K), stop and '1' or '0'}

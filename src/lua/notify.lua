@@ -4,6 +4,6 @@
 --@argv linger
 -- ARGV: linger ms.
 -- Returns 1.
-redis.call('RPUSH', KEYS[1], '1')
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('RPUSH', stopped, '1')
+redis.call('PEXPIRE', stopped, linger)
 return 1

@@ -1,4 +1,4 @@
--- --once-per: did NAME succeed in the current period of ARGV[1] ms
+-- --once-per: did NAME succeed in the current period of period ms
 -- (aligned to the epoch in the server's clock)?
 --
 --@keys done
@@ -6,9 +6,10 @@
 --@argv period
 -- ARGV: period ms.
 -- Returns {1 yes or 0 no, the last success (server ms, 0 none), now}.
-local d = tonumber(redis.call('GET', KEYS[1]) or '')
 --@include lib/now.lua
-local p = tonumber(ARGV[1])
+local d = tonumber(redis.call('GET', done) or '')
+local now = server_ms()
+local p = tonumber(period)
 if d and math.floor(d / p) == math.floor(now / p) then
   return {1, d, now}
 end

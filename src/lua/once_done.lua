@@ -1,4 +1,4 @@
--- --once-per: record NAME's success (KEYS[1], done) for the period in
+-- --once-per: record NAME's success (done) for the period in
 -- which its run got the lock, as release_done.lua does
 -- (lib/done_mark.lua); its step on its own, for a release while a
 -- Redis Cluster migrates the slot (see release_key.lua; K was released
@@ -10,5 +10,6 @@
 --   client's monotonic clock).
 -- Returns 1.
 --@include lib/now.lua
---@include lib/done_mark.lua done=KEYS[1] period=ARGV[1] age=ARGV[2]
+--@include lib/done_mark.lua
+done_mark(done, period, age, server_ms())
 return 1

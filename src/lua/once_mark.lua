@@ -11,5 +11,8 @@
 --   free.
 --@include lib/token_holds.lua
 --@include lib/now.lua
---@include lib/done_mark.lua done=KEYS[2] period=ARGV[2] age=ARGV[3]
+--@include lib/done_mark.lua
+local no = token_holds(K, token)
+if no then return no end
+done_mark(done, period, age, server_ms())
 return 1

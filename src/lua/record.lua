@@ -19,57 +19,56 @@
 -- never its token), or 3 held shared followed by the same of the
 -- earliest live shared holder and how many hold it.
 --@include lib/now.lua
-local r, o, ms = KEYS[1], ARGV[5], string.format('%d', now)
-local runs = tonumber(redis.call('HGET', r, 'runs_' .. o) or '') or 0
-local f = {'name', ARGV[2], 'key', ARGV[3], 'updated_ms', ms,
+--@include lib/holder_record.lua
+local now = server_ms()
+local o, ms = outcome, string.format('%d', now)
+local runs = tonumber(redis.call('HGET', record, 'runs_' .. o) or '') or 0
+local f = {'name', name, 'key', key, 'updated_ms', ms,
   'runs_' .. o, string.format('%d', runs + 1)}
 local function add(...)
   for _, v in ipairs({...}) do f[#f + 1] = v end
 end
 local function write()
-  redis.call('PEXPIRE', r, ARGV[1])
-  redis.call('HSET', r, unpack(f))
-  redis.call('PEXPIRE', r, ARGV[1])
+  redis.call('PEXPIRE', record, linger)
+  redis.call('HSET', record, unpack(f))
+  redis.call('PEXPIRE', record, linger)
 end
-if #ARGV > 5 then
-  local d, start = tonumber(ARGV[9]), '0'
+-- A run's arguments go on from pid; a skip's end with outcome.
+local run = pid ~= nil
+if run then
+  local d, start = tonumber(duration), '0'
   if d >= 0 then start = string.format('%d', now - d) else d = 0 end
-  add('host', ARGV[4], 'outcome', o, 'end_ms', ms, 'pid', ARGV[6],
-    'user', ARGV[7], 'exit_status', ARGV[8], 'start_ms', start,
-    'duration_ms', string.format('%d', d), 'wait_ms', ARGV[10],
-    'fence', ARGV[11], 'skips', '0')
-  if o == 'ok' then add('success_ms', ms, 'success_host', ARGV[4]) end
+  add('host', host, 'outcome', o, 'end_ms', ms, 'pid', pid,
+    'user', user, 'exit_status', exit_status, 'start_ms', start,
+    'duration_ms', string.format('%d', d), 'wait_ms', wait,
+    'fence', fence, 'skips', '0')
+  if o == 'ok' then add('success_ms', ms, 'success_host', host) end
   write()
   return 0
 end
-local n = (tonumber(redis.call('HGET', r, 'skips') or '') or 0) + 1
-add('skips', string.format('%d', n), 'skip_ms', ms, 'skip_host', ARGV[4])
+local n = (tonumber(redis.call('HGET', record, 'skips') or '') or 0) + 1
+add('skips', string.format('%d', n), 'skip_ms', ms, 'skip_host', host)
 -- Who holds NAME, as the reply's tail.
 local function holder()
-  if redis.call('TYPE', KEYS[2])['ok'] ~= 'string' then return {0} end
-  local v = redis.call('GET', KEYS[2])
+  if redis.call('TYPE', K)['ok'] ~= 'string' then return {0} end
+  local v = redis.call('GET', K)
   if v == '\0shared' then
     local first, count, start = nil, 0, nil
-    for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], now, '+inf')) do
-      local s = tonumber(redis.call('HGET', KEYS[5], g .. ':start') or '')
+    for _, g in ipairs(redis.call('ZRANGEBYSCORE', holders, now, '+inf')) do
+      local s = tonumber(redis.call('HGET', hmeta, g .. ':start') or '')
       count = count + 1
       if s and (not start or s < start) then first, start = g, s end
     end
     if not first then return {3} end
-    return {3, redis.call('HGET', KEYS[5], first .. ':host'),
-      redis.call('HGET', KEYS[5], first .. ':pid'),
-      redis.call('HGET', KEYS[5], first .. ':user'),
+    return {3, redis.call('HGET', hmeta, first .. ':host'),
+      redis.call('HGET', hmeta, first .. ':pid'),
+      redis.call('HGET', hmeta, first .. ':user'),
       string.format('%d', start), count}
   end
   if string.sub(v, -5) == '\0stop' then v = string.sub(v, 1, -6) end
-  local m = redis.call('GET', KEYS[3])
+  local m = redis.call('GET', meta)
   if not m then return {2} end
-  local h, pos = {}, 1
-  for i = 1, 8 do
-    local e = string.find(m, '\0', pos, true) or #m + 1
-    h[i] = string.sub(m, pos, e - 1)
-    pos = e + 1
-  end
+  local h = holder_fields(m)
   if h[2] ~= v then return {2} end
   return {1, h[4], h[5], h[6], h[8]}
 end

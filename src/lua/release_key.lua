@@ -7,7 +7,7 @@
 -- (No grant runs meanwhile: a script on several keys is refused
 -- anywhere until the slot has moved.)
 --
--- K: delete it if token ARGV[1] holds it (marked to stop or not).
+-- K: delete it if token holds it (marked to stop or not).
 --
 --@keys K
 --@argv token
@@ -15,5 +15,7 @@
 -- Returns 1 released, 0 held by another token, -2 held shared, -1
 -- free.
 --@include lib/token_holds.lua
-redis.call('DEL', KEYS[1])
+local no = token_holds(K, token)
+if no then return no end
+redis.call('DEL', K)
 return 1

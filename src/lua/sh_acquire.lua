@@ -20,74 +20,78 @@
 -- and a busy request that will wait notes in hmeta (rwait) that readers
 -- wait, so that the next exclusive release gives them a turn
 -- (lib/release_body.lua).  A request turned away that will wait joins
--- the waiters (KEYS[9]), as acquire.lua's do.
+-- the waiters (waiting), as acquire.lua's do.
 --@include lib/now.lua
---@include lib/holders.lua h=4 m=5
---@include lib/wake.lua l=10 q=6
+--@include lib/holders.lua
+--@include lib/wake.lua
 --@include lib/unmark.lua
+--@include lib/holder_record.lua
+--@include lib/hold.lua
+--@include lib/failover_guard.lua
+local now, t = server_ms()
 local function busy(ms, kind)
-  if ARGV[12] ~= '0' then
-    redis.call('ZADD', KEYS[9], now + ARGV[12], ARGV[13])
-    redis.call('PEXPIRE', KEYS[9], ARGV[12])
-    redis.call('HSET', KEYS[5], 'rwait', now + ARGV[12])
-    if redis.call('PTTL', KEYS[5]) < tonumber(ARGV[12]) then
-      redis.call('PEXPIRE', KEYS[5], ARGV[12])
+  if mark_ms ~= '0' then
+    redis.call('ZADD', waiting, now + mark_ms, waiter)
+    redis.call('PEXPIRE', waiting, mark_ms)
+    redis.call('HSET', hmeta, 'rwait', now + mark_ms)
+    if redis.call('PTTL', hmeta) < tonumber(mark_ms) then
+      redis.call('PEXPIRE', hmeta, mark_ms)
     end
   end
   return {kind or 0, ms}
 end
-local v = redis.pcall('GET', KEYS[1])
+local v = redis.pcall('GET', K)
 if type(v) == 'table' then v = '\0other' end
 if v and v ~= '\0shared' then
-  local t = unmark(v)
-  for i = 16, #ARGV do
-    if ARGV[i] == t then
-      -- The fence in the holder's record (lib/holder_record.lua).
-      return {2, (tonumber(string.match(redis.call('GET', KEYS[3]) or '', '^(%d+)')) or 0), t}
+  local u = unmark(v)
+  for i = tokens, #ARGV do
+    if ARGV[i] == u then
+      return {2, holder_fence(redis.call('GET', meta)), u}
     end
   end
-  return busy(redis.call('PTTL', KEYS[1]))
+  return busy(redis.call('PTTL', K))
 end
 if v then
-  prune()
-  for i = 16, #ARGV do
-    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then
-      local f = redis.call('HGET', KEYS[5], ARGV[i] .. ':fence') or '0'
+  holders_prune(holders, hmeta, now)
+  for i = tokens, #ARGV do
+    if redis.call('ZSCORE', holders, ARGV[i]) then
+      local f = redis.call('HGET', hmeta, ARGV[i] .. ':fence') or '0'
       return {2, tonumber(f), ARGV[i]}
     end
   end
 else
-  local m = redis.call('GET', KEYS[3])
+  local m = redis.call('GET', meta)
   if m then
---@include lib/hold.lua mk=KEYS[3] id=ARGV[13]
+    local hold = hold_ms(m, meta, now, waiter)
     if hold > 0 then return busy(hold, 5) end
   end
-  redis.call('DEL', KEYS[4], KEYS[5])
+  redis.call('DEL', holders, hmeta)
 end
-local turn = tonumber(redis.call('HGET', KEYS[5], 'turn') or '0') > now
-if not turn and writers() then
-  if ARGV[11] == '1' then push(KEYS[8]) end
+local turn = tonumber(redis.call('HGET', hmeta, 'turn') or '0') > now
+if not turn and wake_writers(xwait, now) then
+  if woken == '1' then wake_one(xwake, wake_linger) end
   return busy(-1)
 end
-local n = redis.call('ZCARD', KEYS[4])
-local limit = tonumber(ARGV[9])
-if limit > 0 and n >= limit then
-  local first = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+local n = redis.call('ZCARD', holders)
+local max = tonumber(limit)
+if max > 0 and n >= max then
+  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
   return busy(math.floor(tonumber(first[2]) - now))
 end
---@include lib/failover_guard.lua plen=14 epoch=15 lease=2
-local f = redis.call('INCR', KEYS[2])
+local r = failover_guard(K, fence, guard, epoch, ttl)
+if r then return r end
+local f = redis.call('INCR', fence)
 if f == 1 then
   f = t[1] * 1000000 + t[2] + 1
-  redis.call('SET', KEYS[2], string.format('%d', f))
+  redis.call('SET', fence, string.format('%d', f))
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-if ARGV[12] ~= '0' then redis.call('ZREM', KEYS[9], ARGV[13]) end
-redis.call('ZADD', KEYS[4], now + ARGV[2], ARGV[1])
-local p = ARGV[1] .. ':'
-redis.call('HSET', KEYS[5], p .. 'host', ARGV[4], p .. 'pid', ARGV[5],
-  p .. 'user', ARGV[6], p .. 'cmd', ARGV[7], p .. 'start', ARGV[8],
-  p .. 'fence', string.format('%d', f), p .. 'ttl', ARGV[2])
-extend()
-if limit == 0 or n + 1 < limit then push(KEYS[7]) end
+redis.call('PEXPIRE', fence, fence_linger)
+if mark_ms ~= '0' then redis.call('ZREM', waiting, waiter) end
+redis.call('ZADD', holders, now + ttl, token)
+local p = token .. ':'
+redis.call('HSET', hmeta, p .. 'host', host, p .. 'pid', pid,
+  p .. 'user', user, p .. 'cmd', cmd, p .. 'start', start,
+  p .. 'fence', string.format('%d', f), p .. 'ttl', ttl)
+holders_extend(K, holders, hmeta, now)
+if max == 0 or n + 1 < max then wake_one(wake, wake_linger) end
 return {1, f}

@@ -1,4 +1,4 @@
--- Release shared holder ARGV[1]; with ARGV[2] > 0 (--min-hold) leave
+-- Release shared holder token; with keep_ms > 0 (--min-hold) leave
 -- its lease to end that much later instead.  The last holder out
 -- deletes K.  Wakes one waiter: a writer when writers wait and the lock
 -- is now free, else (no writer) anyone, since a place was freed.
@@ -9,32 +9,35 @@
 -- Returns 1 released, 2 left to expire, 0 held by others, -1 free.
 --@include lib/held_shared.lua
 --@include lib/now.lua
---@include lib/holders.lua h=2 m=3
---@include lib/wake.lua l=4 q=6
-local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
+--@include lib/holders.lua
+--@include lib/wake.lua
+local no = held_shared(K)
+if no then return no end
+local now = server_ms()
+local s = redis.call('ZSCORE', holders, token)
 if not s or tonumber(s) <= now then
-  prune()
-  if redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
+  holders_prune(holders, hmeta, now)
+  if redis.call('ZCARD', holders) > 0 then return 0 end
   return -1
 end
-if tonumber(ARGV[2]) > 0 then
-  redis.call('ZADD', KEYS[2], now + ARGV[2], ARGV[1])
-  extend()
+if tonumber(keep_ms) > 0 then
+  redis.call('ZADD', holders, now + keep_ms, token)
+  holders_extend(K, holders, hmeta, now)
   return 2
 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-forget(ARGV[1])
-prune()
-redis.call('PEXPIRE', KEYS[5], ARGV[3])
-local n = redis.call('ZCARD', KEYS[2])
+redis.call('ZREM', holders, token)
+holders_forget(hmeta, token)
+holders_prune(holders, hmeta, now)
+redis.call('PEXPIRE', fence, fence_linger)
+local n = redis.call('ZCARD', holders)
 if n == 0 then
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  redis.call('DEL', K, holders, hmeta)
 else
-  extend()
+  holders_extend(K, holders, hmeta, now)
 end
-if writers() then
-  if n == 0 then push(KEYS[7]) end
+if wake_writers(xwait, now) then
+  if n == 0 then wake_one(xwake, wake_linger) end
 else
-  push(KEYS[4])
+  wake_one(wake, wake_linger)
 end
 return 1

@@ -6,7 +6,7 @@
 --@keys K
 --@argv
 -- Returns 1, or 0 when K is not held shared.
-local v = redis.pcall('GET', KEYS[1])
+local v = redis.pcall('GET', K)
 if v ~= '\0shared' then return 0 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', K)
 return 1

@@ -7,7 +7,7 @@
 -- the others only once it said so.  (No grant runs meanwhile: a script
 -- on several keys is refused anywhere until the slot has moved.)
 --
--- The set: remove holder ARGV[1], and the holders whose lease ended.
+-- The set: remove holder token, and the holders whose lease ended.
 --
 --@keys holders
 --@argv token
@@ -15,15 +15,16 @@
 -- Returns 1 released while others still hold the lock, 3 released and
 -- nobody holds it now, -1 when the token holds no lease there.
 --@include lib/now.lua
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local now = server_ms()
+local s = redis.call('ZSCORE', holders, token)
+redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 if not s or tonumber(s) <= now then return -1 end
 -- Counted first: a script in a migrating slot may not touch a key
 -- that ceased to exist (the node would redirect it), and the last ZREM
 -- would delete the set.
-if redis.call('ZCARD', KEYS[1]) > 1 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('ZCARD', holders) > 1 then
+  redis.call('ZREM', holders, token)
   return 1
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', holders)
 return 3

@@ -1,4 +1,4 @@
--- Reset shared holder ARGV[1]'s lease to ARGV[2] ms.
+-- Reset shared holder token's lease to ttl ms.
 --
 --@keys K holders hmeta
 --@argv token ttl
@@ -9,10 +9,13 @@
 -- token.
 --@include lib/held_shared.lua
 --@include lib/now.lua
---@include lib/holders.lua h=2 m=3
-local s = redis.call('ZSCORE', KEYS[2], ARGV[1])
+--@include lib/holders.lua
+local no = held_shared(K)
+if no then return no end
+local now = server_ms()
+local s = redis.call('ZSCORE', holders, token)
 if not s or tonumber(s) <= now then return -1 end
-redis.call('ZADD', KEYS[2], now + ARGV[2], ARGV[1])
-extend()
-if redis.call('HGET', KEYS[3], ARGV[1] .. ':stop') then return 2 end
+redis.call('ZADD', holders, now + ttl, token)
+holders_extend(K, holders, hmeta, now)
+if redis.call('HGET', hmeta, token .. ':stop') then return 2 end
 return 1

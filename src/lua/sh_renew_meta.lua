@@ -1,13 +1,13 @@
--- The shared holders' metadata, if any, lives ARGV[2] ms at least
+-- The shared holders' metadata, if any, lives ttl ms at least
 -- (sh_renew_set.lua says when).
 --
 --@keys hmeta
 --@argv token ttl
 -- ARGV: token, ttl.
--- Returns 2 when an operator asked holder ARGV[1] to stop, else 1.
-local ms = redis.call('PTTL', KEYS[1])
-if ms >= 0 and ms < tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+-- Returns 2 when an operator asked holder token to stop, else 1.
+local ms = redis.call('PTTL', hmeta)
+if ms >= 0 and ms < tonumber(ttl) then
+  redis.call('PEXPIRE', hmeta, ttl)
 end
-if redis.call('HGET', KEYS[1], ARGV[1] .. ':stop') then return 2 end
+if redis.call('HGET', hmeta, token .. ':stop') then return 2 end
 return 1

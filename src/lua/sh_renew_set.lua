@@ -6,7 +6,7 @@
 -- the lock, is asked first, and K and the metadata only once it said
 -- so.
 --
--- The set: reset holder ARGV[1]'s lease to ARGV[2] ms and make the set
+-- The set: reset holder token's lease to ttl ms and make the set
 -- live as long as its latest lease.
 --
 --@keys holders
@@ -14,10 +14,11 @@
 -- ARGV: token, ttl.
 -- Returns 1, or -1 when the token holds no lease there.
 --@include lib/now.lua
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local now = server_ms()
+local s = redis.call('ZSCORE', holders, token)
 if not s or tonumber(s) <= now then return -1 end
-redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[1])
-local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('ZADD', holders, now + ttl, token)
+local last = redis.call('ZRANGE', holders, -1, -1, 'WITHSCORES')
 local ms = math.floor(tonumber(last[2]) - now)
-redis.call('PEXPIRE', KEYS[1], math.max(1, ms))
+redis.call('PEXPIRE', holders, math.max(1, ms))
 return 1

@@ -7,7 +7,7 @@
 --
 --@keys K holders stop hmeta meta
 --@reply asked left pttl foreign since later
---@argv record margin_ms waiter claim_ms since
+--@argv record margin_ms waiter claim_ms since_ms
 -- ARGV: record ('1': ask the current holders to stop, adding their
 --   tokens to the stop set and marking each holder where its renewal
 --   looks: an exclusive holder's K gets '\0stop' (lib/unmark.lua), a
@@ -21,109 +21,103 @@
 -- replacement stands in the way: its claim, or the holder it got NAME
 -- as (then nobody was asked and nothing claimed).
 --
--- With ARGV[3], a waiter id, and ARGV[4], ms (--replace), and NAME
+-- With waiter, a waiter id, and claim_ms (--replace), and NAME
 -- held, or free but held back by a claim, the waiter's claim on NAME
 -- goes to the holder's record, or to the hold marker, and stands until
--- ARGV[4] ms from now (see "Held back" in src/lua/README).  A claim of
+-- claim_ms from now (see "Held back" in src/lua/README).  A claim of
 -- another waiter is taken over only when it lapsed or is older (its
 -- since is smaller, or equal and its id smaller): the later replacement
 -- wins.
 --@include lib/now.lua
 --@include lib/unmark.lua
+--@include lib/holder_record.lua
+local now = server_ms()
 local v, marked, foreign = false, false, 0
-local ty = redis.call('TYPE', KEYS[1])['ok']
+local ty = redis.call('TYPE', K)['ok']
 if ty == 'string' then
-  v, marked = unmark(redis.call('GET', KEYS[1]))
-  if v ~= '\0shared' then
-    local m = redis.call('GET', KEYS[5]) or ''
-    local e = string.find(m, '\0', 1, true)
-    if not e or string.sub(m, e + 1, e + #v + 1) ~= v .. '\0' then
-      foreign = 1
-    end
+  v, marked = unmark(redis.call('GET', K))
+  if v ~= '\0shared' and
+      not holder_owned(redis.call('GET', meta) or '', v) then
+    foreign = 1
   end
 elseif ty ~= 'none' then
   v, foreign = '\0other', 1
 end
 -- --replace: the standing claim (see "Held back" in src/lua/README).
-local m, mf, rec, since, later = false, {}, false, 0, 0
-if ARGV[3] then
-  since = tonumber(ARGV[5]) or 0
+local replace = waiter ~= nil
+local m, mf, rec, since, later = false, holder_fields(nil), false, 0, 0
+if replace then
+  since = tonumber(since_ms) or 0
   if since <= 0 then since = now end
-  m = redis.call('GET', KEYS[5])
+  m = redis.call('GET', meta)
   if m then
-    local pos = 1
-    for i = 1, 12 do
-      local e = string.find(m, '\0', pos, true) or #m + 1
-      mf[i] = string.sub(m, pos, e - 1)
-      pos = e + 1
-    end
+    mf = holder_fields(m)
     rec = string.byte(m) ~= 0
     local cl, cs = mf[4], tonumber(mf[6])
     if rec then cl, cs = mf[10], tonumber(mf[12]) end
     local cu = tonumber(rec and mf[11] or mf[5]) or 0
-    if cl ~= ARGV[3] and cs and (cs > since or cs == since and
-        cl > ARGV[3]) and (cl == '' and rec or cu > now) then
+    if cl ~= waiter and cs and (cs > since or cs == since and
+        cl > waiter) and (cl == '' and rec or cu > now) then
       later = 1
     end
   end
 end
 local asked = 0
-if ARGV[1] ~= '1' or foreign == 1 or later == 1 then
-elseif ARGV[1] == '1' and v and v ~= '\0shared' then
-  redis.call('SADD', KEYS[3], v)
+if record ~= '1' or foreign == 1 or later == 1 then
+  -- Nobody to ask.
+elseif v and v ~= '\0shared' then
+  redis.call('SADD', stop, v)
   if not marked then
-    redis.call('SETRANGE', KEYS[1], #v, '\0stop')
+    redis.call('SETRANGE', K, #v, '\0stop')
   end
   asked = 1
-elseif ARGV[1] == '1' and v then
-  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2],
+elseif v then
+  for _, g in ipairs(redis.call('ZRANGEBYSCORE', holders,
       '(' .. string.format('%d', now), '+inf')) do
-    redis.call('SADD', KEYS[3], g)
-    redis.call('HSET', KEYS[4], g .. ':stop', '1')
+    redis.call('SADD', stop, g)
+    redis.call('HSET', hmeta, g .. ':stop', '1')
     asked = asked + 1
   end
 end
-for _, g in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+for _, g in ipairs(redis.call('SMEMBERS', stop)) do
   local holds = g == v
   if not holds and v == '\0shared' then
-    local s = redis.call('ZSCORE', KEYS[2], g)
+    local s = redis.call('ZSCORE', holders, g)
     holds = s and tonumber(s) > now
   end
-  if not holds then redis.call('SREM', KEYS[3], g) end
+  if not holds then redis.call('SREM', stop, g) end
 end
-local left = redis.call('SCARD', KEYS[3])
+local left = redis.call('SCARD', stop)
 local pttl = -2
-if v then pttl = redis.call('PTTL', KEYS[1]) end
+if v then pttl = redis.call('PTTL', K) end
 if left > 0 then
-  local ms = tonumber(ARGV[2])
+  local ms = tonumber(margin_ms)
   if pttl > 0 then ms = ms + pttl end
-  redis.call('PEXPIRE', KEYS[3], ms)
+  redis.call('PEXPIRE', stop, ms)
 end
--- --replace: the claim, until ARGV[4] ms from now, and past a lost
+-- --replace: the claim, until claim_ms from now, and past a lost
 -- holder's delay (its claimant sleeps through it without asserting).
 local cl = rec and mf[10] or mf[4]
-if ARGV[3] and later == 0 and (v or m and cl ~= '') then
-  local cu = now + ARGV[4]
+if replace and later == 0 and (v or m and cl ~= '') then
+  local cu = now + claim_ms
   if v and rec then
-    redis.call('SET', KEYS[5], table.concat(mf, '\0', 1, 9) .. '\0' ..
-      ARGV[3] .. '\0' .. string.format('%d', cu) .. '\0' ..
-      string.format('%d', since), 'KEEPTTL')
+    mf[10], mf[11], mf[12] = waiter, string.format('%d', cu),
+      string.format('%d', since)
+    redis.call('SET', meta, holder_join(mf), 'KEEPTTL')
     if (tonumber(mf[9]) or 0) == 0 and
-        redis.call('PTTL', KEYS[5]) < tonumber(ARGV[4]) then
-      redis.call('PEXPIRE', KEYS[5], ARGV[4])
+        redis.call('PTTL', meta) < tonumber(claim_ms) then
+      redis.call('PEXPIRE', meta, claim_ms)
     end
   else
     local du = tonumber(mf[3]) or 0
     if rec then
       du = 0
       if (tonumber(mf[9]) or 0) > 0 then
-        du = now + redis.call('PTTL', KEYS[5])
+        du = now + redis.call('PTTL', meta)
       end
     end
-    if du > 0 then cu = math.max(cu, du + ARGV[4]) end
-    redis.call('SET', KEYS[5], '\0hold\0' .. string.format('%d', du) ..
-      '\0' .. ARGV[3] .. '\0' .. string.format('%d', cu) .. '\0' ..
-      string.format('%d', since), 'PX',
+    if du > 0 then cu = math.max(cu, du + claim_ms) end
+    redis.call('SET', meta, holder_marker(du, waiter, cu, since), 'PX',
       string.format('%d', math.max(du, cu) - now))
   end
 end

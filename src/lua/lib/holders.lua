@@ -1,25 +1,23 @@
--- Helpers over the shared holders' sorted set (KEYS[h]) and metadata
--- hash (KEYS[m]), given `now` (lib/now.lua): forget(g) drops holder g's
--- metadata; prune() drops the holders whose lease has ended; extend()
--- makes K, the set and the hash live exactly as long as the latest
--- lease.
---
--- Parameters: h, m (KEYS indexes).
-local function forget(g)
-  redis.call('HDEL', KEYS[{{m}}], g .. ':host', g .. ':pid',
+-- The shared holders' sorted set (h) and metadata hash (m), at server
+-- ms now: holders_forget(m, g) drops holder g's metadata;
+-- holders_prune(h, m, now) drops the holders whose lease has ended;
+-- holders_extend(k, h, m, now) makes K (k), the set and the hash live
+-- exactly as long as the latest lease.
+local function holders_forget(m, g)
+  redis.call('HDEL', m, g .. ':host', g .. ':pid',
     g .. ':user', g .. ':cmd', g .. ':start', g .. ':fence',
     g .. ':ttl', g .. ':stop')
 end
-local function prune()
-  for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[{{h}}],
-      '-inf', now)) do forget(g) end
-  redis.call('ZREMRANGEBYSCORE', KEYS[{{h}}], '-inf', now)
+local function holders_prune(h, m, now)
+  for _, g in ipairs(redis.call('ZRANGEBYSCORE', h,
+      '-inf', now)) do holders_forget(m, g) end
+  redis.call('ZREMRANGEBYSCORE', h, '-inf', now)
 end
-local function extend()
-  local last = redis.call('ZRANGE', KEYS[{{h}}], -1, -1, 'WITHSCORES')
+local function holders_extend(k, h, m, now)
+  local last = redis.call('ZRANGE', h, -1, -1, 'WITHSCORES')
   local ms = math.floor(tonumber(last[2]) - now)
   if ms < 1 then ms = 1 end
-  redis.call('SET', KEYS[1], '\0shared', 'PX', ms)
-  redis.call('PEXPIRE', KEYS[{{h}}], ms)
-  redis.call('PEXPIRE', KEYS[{{m}}], ms)
+  redis.call('SET', k, '\0shared', 'PX', ms)
+  redis.call('PEXPIRE', h, ms)
+  redis.call('PEXPIRE', m, ms)
 end
