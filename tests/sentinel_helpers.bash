@@ -246,3 +246,16 @@ fail_over() {
 		return 1
 	}
 }
+
+# record NAME FIELD: a field of the failover guard's record (prefix
+# "redlock:") on server NAME; the key holds a NUL byte, so Lua builds it.
+record() {
+	rcli_at "$1" EVAL "return redis.call('HGET', 'redlock:' .. string.char(0) .. 'failover', ARGV[1])" 0 "$2"
+}
+no_record() {
+	[[ $(rcli_at "$1" EVAL "return redis.call('EXISTS', 'redlock:' .. string.char(0) .. 'failover')" 0) == 0 ]]
+}
+
+# pttl_on NAME KEY
+pttl_on() { rcli_at "$1" PTTL "$2"; }
+pttl_above() { (($(pttl_on "$1" "$2") > $3)); }
