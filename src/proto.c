@@ -100,12 +100,7 @@
 #include <string.h>
 
 #include "scripts.h"
-#include "sha1.h"
 #include "slot.h"
-
-
-/* The scripts' SHA-1 names, computed on first use. */
-static char shas[SCRIPT_COUNT][41];
 
 /*
  * Build an auxiliary key of K: base + "\0" + suffix, in K's hash slot
@@ -281,15 +276,12 @@ void
 args_script(struct args *a, enum script s, const struct keys *k)
 {
 	const char *order = script_table[s].keys;
-	if (shas[s][0] == '\0')
-		sha1_hex(script_table[s].text, strlen(script_table[s].text),
-		    shas[s]);
 	a->argc = a->nums = 0;
 	a->script = (int)s;
 	a->tryagain = 0;
 	a->epoch_at = 0;
 	args_str(a, "EVALSHA");
-	args_add(a, shas[s], 40);
+	args_add(a, script_table[s].sha1, 40);
 	args_num(a, (long long)strlen(order));
 	for (int i = 0; order[i] != '\0'; i++) {
 		size_t len;

@@ -38,6 +38,7 @@ extern const struct lua_script lua_scripts[];
  * keys (SCRIPT_KEYS_...), by enum script. */
 struct script_entry {
 	const char *text;
+	char sha1[41];		/* of text, in hex: its EVALSHA name */
 	char keys[SCRIPT_KEYS_MAX + 1];
 };
 

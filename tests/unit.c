@@ -447,6 +447,16 @@ script_tests(void)
 			printf("# got %s, want %s\n", got, sha1);
 	}
 	ok(have == want, "every listed script is embedded", "lua_scripts");
+	/* The SHA-1 args_script() sends is its text's (tools/luagen.sh
+	 * writes it beside the text at build time). */
+	for (int i = 0; i < SCRIPT_COUNT; i++) {
+		char got[41];
+
+		sha1_hex(script_table[i].text, strlen(script_table[i].text),
+		    got);
+		ok(strcmp(got, script_table[i].sha1) == 0,
+		    "an entry's listed SHA-1 is its text's", "script_table");
+	}
 	/* lock.c reads the three acquire scripts' array replies alike. */
 	ok(REPLY_ACQUIRE_CODE == REPLY_ACQUIRE_ANY_CODE &&
 	    REPLY_SH_ACQUIRE_CODE == REPLY_ACQUIRE_ANY_CODE &&

@@ -530,10 +530,15 @@ c)
 	echo '	{ 0, 0 }'
 	echo '};'
 	echo
+	# Each entry's SHA-1 (its EVALSHA name) beside its text: hashing
+	# the scripts at every start cost a run more instructions than all
+	# the rest of it (tests/unit checks each against its text).
 	echo 'const struct script_entry script_table[SCRIPT_COUNT] = {'
 	entries | while read -r e f l; do
 		up=$(echo "$e" | tr '[:lower:]' '[:upper:]')
-		printf '\t[SCRIPT_%s] = { lua_%s, "%s" },\n' "$up" "$f" "$l"
+		sha=$(printf '%s\n' "$(expand "src/lua/$f.lua" | prune)" | sha1sum)
+		printf '\t[SCRIPT_%s] = { lua_%s, "%s", "%s" },\n' "$up" "$f" \
+		    "${sha%% *}" "$l"
 	done
 	echo '};'
 	;;
