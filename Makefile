@@ -63,7 +63,7 @@ SRCS = src/main.c src/config.c src/config_opts.c src/config_args.c src/config_en
 	src/status.c src/stop.c src/refused.c src/print.c src/sha1.c src/slot.c src/clock.c \
 	src/log.c src/utf8.c src/once.c src/replace.c src/respawn.c \
 	src/notify.c src/fair.c
-# Every outcome seen (SPEC section 13): metrics, run record, hooks.
+# Every outcome seen (redlock-monitoring(7)): metrics, run record, hooks.
 SRCS += src/outcome.c src/prom.c src/metrics.c \
 	src/hooks.c src/record.c src/monitor.c src/runs.c
 OBJS = $(SRCS:.c=.o)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/fleet.sh - the fleet rows of `make bench` (G1-G5, issue 19):
+# bench/fleet.sh - the fleet rows of `make bench` (G1-G5):
 # what redlock costs a Redis server that many hosts share.  Called by
 # bench/run.sh (BENCH_ONLY containing G); runs alone as well.  Prints a
 # Markdown section on stdout, progress on stderr.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# guard-cost.sh - what the failover guard (SPEC section 9) costs Redis:
+# guard-cost.sh - what the failover guard (HIGH AVAILABILITY in redlock-protocol(7)) costs Redis:
 # server CPU per acquisition, from INFO commandstats, through a plain URL
 # and through a redis+sentinel:// URL to the same master.
 #

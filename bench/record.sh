@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/record.sh - row J of `make bench` (issue 27): what the run record
+# bench/record.sh - row J of `make bench`: what the run record
 # (--record) costs a Redis server per run, and that the other monitoring
 # options (--metrics-dir, --on-exit) cost it nothing.  Three servers of
 # our own, one for each kind of run, taking turns:

@@ -1,6 +1,6 @@
 /*
  * cluster.c - speaking to a Redis Cluster through any of its nodes
- * (SPEC section 10).
+ * (REDIS CLUSTER in redlock-protocol(7)).
  *
  * A URL may name any node.  A command for a hash slot that node does
  * not serve comes back as MOVED (the slot's owner, for good) or ASK

@@ -438,8 +438,8 @@ check_fair(struct config *c, struct parse *p)
 	return CONFIG_OK;
 }
 
-/* The options of a command (-c, and the scheduling options of SPEC
- * section 15) against the rest: a verb has no command to run; they concern the one holder of an
+/* The options of a command (-c, and the scheduling options of
+ * redlock-scheduling(7)) against the rest: a verb has no command to run; they concern the one holder of an
  * exclusive lock; --replace waits for the holders it asks to stop. */
 static int
 check_run_options(struct config *c, struct parse *p)

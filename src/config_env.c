@@ -1,7 +1,7 @@
 /*
  * config_env.c - what the configuration takes from the environment and
  * from files: variable names, boolean values, the $REDLOCK_URL list,
- * and the password (SPEC sections 2 and 8).
+ * and the password (redlock(1), SYNOPSIS; redlock(1), TLS and Passwords).
  */
 #include "config_env.h"
 
@@ -188,7 +188,7 @@ read_first_line(const char *path, const char *who, char **buf, char *err,
 }
 
 /*
- * The password for the servers whose URL has none (SPEC section 8): the
+ * The password for the servers whose URL has none (redlock(1), TLS and Passwords): the
  * first line of file (given by who: --password-file or
  * REDLOCK_PASSWORD_FILE) into *buf, else $REDLOCK_PASSWORD, else
  * $REDISCLI_AUTH; *password is NULL without any.  Returns 0, or -1 with

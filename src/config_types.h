@@ -53,7 +53,7 @@ struct config {
 	const char *shell;	/* -c STRING */
 	const char *label;	/* --label: shown instead of the command */
 	int store_args;		/* --store-args: the record shows them */
-	/* Scheduling (SPEC section 15): 0 when not given. */
+	/* Scheduling (SCHEDULING in redlock-scheduling(7)): 0 when not given. */
 	int64_t once_per;	/* --once-per PERIOD, ms */
 	int64_t lock_delay;	/* --lock-delay DURATION, ms */
 	int replace;		/* --replace */

@@ -1,5 +1,5 @@
 /*
- * exit.h - every exit status redlock uses, named once (SPEC section 3).
+ * exit.h - every exit status redlock uses, named once (redlock(1), EXIT STATUS).
  *
  *   the command's own   the command ran and exited; 128+N when it was
  *                       killed by signal N (redlock then re-raises N)

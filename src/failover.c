@@ -1,5 +1,5 @@
 /*
- * failover.c - the failover guard (SPEC section 9), client side: asking
+ * failover.c - the failover guard (HIGH AVAILABILITY in redlock-protocol(7)), client side: asking
  * for it, and waiting while a server holds grants back.  The server
  * side is a block of the acquire script in proto.c.
  *

@@ -1,4 +1,4 @@
-/* failover.h - the failover guard, client side (SPEC section 9) */
+/* failover.h - the failover guard, client side (HIGH AVAILABILITY in redlock-protocol(7)) */
 #ifndef REDLOCK_FAILOVER_H
 #define REDLOCK_FAILOVER_H
 

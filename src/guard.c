@@ -16,7 +16,7 @@
  * Messages: a lease end; 0 stands down; GUARD_NO_LEASE means "no lease
  * to enforce"; GUARD_SUSPENDED the same while redlock is stopped with
  * its job, whom the guard wakes when a SIGTERM or SIGHUP waits for it
- * (SPEC section 4: such a signal ends a suspended job); a negative value
+ * (redlock(1), "Running a command under the lock": such a signal ends a suspended job); a negative value
  * is the command's pid, negated.
  */
 #include "guard.h"

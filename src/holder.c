@@ -125,7 +125,7 @@ holder_meta(struct lock_meta *m, long pid)
 }
 
 /*
- * What the record shows of the command (SPEC section 16): anyone who
+ * What the record shows of the command ("What a holder leaves in Redis" in redlock-protocol(7)): anyone who
  * can read the lock's keys reads it, and arguments carry secrets
  * (mysqldump -pSECRET), so by default only the command's name: COMMAND
  * as given, or "sh" for -c STRING.  The label instead when there is

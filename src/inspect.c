@@ -373,7 +373,7 @@ inspect_sched(const struct lock *l, const struct lock_view *v)
 }
 
 /*
- * Why a free lock is held back (SPEC section 15), in the words status
+ * Why a free lock is held back (SCHEDULING in redlock-scheduling(7)), in the words status
  * uses: "free, lock-delay until T (N left)" (T on the server's clock) or
  * "free, claimed by a --replace (N left)", into buf; "" when s holds
  * nothing back.  Returns buf.

@@ -19,7 +19,7 @@ struct lock_view {
 	int shared;		/* held by shared holders */
 	int nholders;
 	struct lock_view *holders;	/* malloc'd; inspect_views_free() */
-	struct lock_sched {	/* SPEC section 15 */
+	struct lock_sched {	/* SCHEDULING in redlock-scheduling(7) */
 		int waiters;	/* live waiters, standbys among them */
 		int standbys;	/* --respawn waiters */
 		long long delay_ms;	/* free: a lost holder's lock-delay left */

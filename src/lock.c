@@ -4,7 +4,7 @@
  * (renew, extend, release) is hold.c's.
  *
  * Every operation is one round of quorum_exec() over all servers, so
- * the single server case and Redlock (SPEC section 5) share one code
+ * the single server case and Redlock (QUORUM in redlock-protocol(7)) share one code
  * path; what the replies mean is decoded here, whether enough servers
  * said it is quorum_decide()'s.  Waiting between attempts is wait.c's.
  * A shared hold (-s, --limit; one server) runs scripts of its own

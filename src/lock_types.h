@@ -49,7 +49,7 @@ struct lock {
 	struct lock_meta meta;
 	int shared;		/* -s or --limit: a shared hold */
 	long limit;		/* --limit N, or 0: any number of shared holders */
-	/* Scheduling (SPEC section 15; proto.c says how the servers keep
+	/* Scheduling (SCHEDULING in redlock-scheduling(7); proto.c says how the servers keep
 	 * it). */
 	int64_t delay;		/* --lock-delay: ms that a loss of our grant
 				 * holds NAME back; recorded with the grant */

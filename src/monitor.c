@@ -1,5 +1,5 @@
 /*
- * monitor.c - every outcome seen (SPEC section 13): the run form calls
+ * monitor.c - every outcome seen (redlock-monitoring(7)): the run form calls
  * in here as it goes, and this file tells --metrics-dir, --record,
  * --on-start and --on-exit what became of the run.  None of them
  * changes the exit status (except --skip-alert, which exists to), or

@@ -1,5 +1,5 @@
 /*
- * once.c - --once-per PERIOD (SPEC section 15): at most one successful
+ * once.c - --once-per PERIOD (SCHEDULING in redlock-scheduling(7)): at most one successful
  * run of NAME per period of the server's clock.  A run that gets the
  * lock first asks whether NAME's last success falls in the current
  * period (src/lua/once.lua), and if so gives the lock back and skips its

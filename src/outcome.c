@@ -1,5 +1,5 @@
 /*
- * outcome.c - the outcome words, named once (SPEC section 13), and how
+ * outcome.c - the outcome words, named once (redlock-monitoring(7)), and how
  * the run form's end maps to them.  Each word with the exit status that
  * goes with it (exit.h):
  *

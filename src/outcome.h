@@ -1,5 +1,5 @@
 /* outcome.h - what became of one run-form invocation, in one word
- * (SPEC section 13) */
+ * (redlock-monitoring(7)) */
 #ifndef REDLOCK_OUTCOME_H
 #define REDLOCK_OUTCOME_H
 

@@ -1,6 +1,6 @@
 /*
  * refused.c - telling why the lock was not obtained, and the exit
- * status for it (SPEC section 3): for the run form, acquire and stop.
+ * status for it (redlock(1), EXIT STATUS): for the run form, acquire and stop.
  */
 #include "refused.h"
 

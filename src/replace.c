@@ -1,5 +1,5 @@
 /*
- * replace.c - --replace (SPEC section 15): a waiter that asks the
+ * replace.c - --replace (SCHEDULING in redlock-scheduling(7)): a waiter that asks the
  * holders of NAME to stop, as redlock stop does (stop.c), and claims
  * NAME so that it gets it before any other waiter once they have let
  * go.  wait.c calls replace_claim() after every busy attempt, which

@@ -1,5 +1,5 @@
 /*
- * respawn.c - --respawn (SPEC section 15): a leader with standbys.
+ * respawn.c - --respawn (SCHEDULING in redlock-scheduling(7)): a leader with standbys.
  * Each round is a whole run of the run form (run.c): campaign (wait for
  * the lock as -w allows), run the command under it with its guard and
  * renewal, release.  After the command exits or the lock is lost, back

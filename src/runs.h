@@ -1,4 +1,4 @@
-/* runs.h - the run records of every NAME (SPEC section 13) */
+/* runs.h - the run records of every NAME (redlock-monitoring(7)) */
 #ifndef REDLOCK_RUNS_H
 #define REDLOCK_RUNS_H
 

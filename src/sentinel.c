@@ -1,6 +1,6 @@
 /*
- * sentinel.c - find the master of a redis+sentinel:// URL (SPEC section
- * 9).
+ * sentinel.c - find the master of a redis+sentinel:// URL (HIGH
+ * AVAILABILITY in redlock-protocol(7)).
  *
  * Before a connection for a Sentinel URL is opened (the first command,
  * a renewal's reconnect, the release: route.c), the sentinels are asked

@@ -194,7 +194,7 @@ status_text(const struct lock *l, const struct lock_view *h,
 	fputs("lock:    ", stdout);
 	print_text(l->name, l->namelen);
 	if (h == NULL) {
-		/* Held back (SPEC section 15): in the words that the run
+		/* Held back (SCHEDULING in redlock-scheduling(7)): in the words that the run
 		 * form's refusals use too (inspect_hold_words()). */
 		char w[128];
 

@@ -1,4 +1,4 @@
-/* status.h - status and list (SPEC section 6) */
+/* status.h - status and list (the verbs in redlock(1)) */
 #ifndef REDLOCK_STATUS_H
 #define REDLOCK_STATUS_H
 

@@ -1,5 +1,5 @@
 /*
- * stop.c - redlock stop (SPEC section 12): ask every redlock holding
+ * stop.c - redlock stop (redlock(1), "redlock stop"): ask every redlock holding
  * NAME to stop its command as on SIGTERM, then wait, without spinning,
  * until none of the holders asked holds NAME any more.
  *

@@ -1,4 +1,4 @@
-/* stop.h - redlock stop (SPEC section 12) */
+/* stop.h - redlock stop (redlock(1), "redlock stop") */
 #ifndef REDLOCK_STOP_H
 #define REDLOCK_STOP_H
 

@@ -1,6 +1,6 @@
 /*
  * tls.c - TLS through OpenSSL for conn.c, verified as a browser would
- * (SPEC section 8): the chain against --cacert/--cacertdir or the
+ * (redlock(1), TLS and Passwords): the chain against --cacert/--cacertdir or the
  * system's store, and the name against the URL's host (a DNS name, also
  * sent as SNI, against the certificate's DNS names; an address against
  * its IP addresses), unless --insecure.

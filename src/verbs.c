@@ -1,5 +1,5 @@
 /*
- * verbs.c - taking and clearing locks by hand (SPEC section 6):
+ * verbs.c - taking and clearing locks by hand (the verbs in redlock(1)):
  * acquire, release, extend, break.  stdout carries the answer (a token
  * or assignments); diagnostics go to stderr through log.c.  status and
  * list are in status.c, stop in stop.c.

@@ -1,4 +1,4 @@
-/* verbs.h - the terminal verbs (SPEC section 6): verbs.c dispatches
+/* verbs.h - the terminal verbs (the verbs in redlock(1)): verbs.c dispatches
  * them, status.c, stop.c and runs.c hold some */
 #ifndef REDLOCK_VERBS_H
 #define REDLOCK_VERBS_H

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The least-privilege ACL user of the man page (SPEC §8): the
+# The least-privilege ACL user of the man page ("Access control" in
+# redlock-protocol(7)): the
 # `ACL SETUSER` line is read from man/redlock-protocol.7 itself ("Access
 # control"), so that a change to what redlock sends (its scripts, its
 # commands, its keys) fails here until the man page says what it needs.

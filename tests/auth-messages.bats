@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# A server that wants a password (SPEC §8, issue 14 item 9): none, or a
+# A server that wants a password (redlock(1), TLS and Passwords): none, or a
 # wrong one, is 69 with one line that names the server and says that
 # authentication is required or failed - never Redis's "Protocol error:
 # unauthenticated multibulk length", never a bare NOAUTH without the

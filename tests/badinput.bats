@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# A catalogue of bad input (SPEC §2, §3: 64): every option with
+# A catalogue of bad input (redlock(1), SYNOPSIS; redlock(1), EXIT STATUS: 64): every option with
 # malformed, empty, negative, zero and overflowing values, bad NAMEs,
 # unknown options, missing and extra operands, bad URLs.  Each must exit
 # 64 with exactly one `redlock: ` line and the Try line, print nothing on

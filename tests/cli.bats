@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Command line: --help, --version, usage errors (SPEC §2, §3: 64), and
+# Command line: --help, --version, usage errors (redlock(1), SYNOPSIS; redlock(1), EXIT STATUS: 64), and
 # "arguments are checked completely before any connection is made".
 
 load helpers

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Redis Cluster over TLS (SPEC §8, §10): TLS applies to every node.  Three
+# Redis Cluster over TLS (redlock(1), TLS and Passwords; REDIS CLUSTER in redlock-protocol(7)): TLS applies to every node.  Three
 # masters with TLS ports and a TLS cluster bus; redlock reaches each
 # name's owner through a node that does not serve it, following MOVED to
 # the owner's TLS port and verifying the owner's certificate, and list

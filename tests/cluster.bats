@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Redis Cluster (SPEC §10): a URL may name any node; MOVED, ASK,
+# Redis Cluster (REDIS CLUSTER in redlock-protocol(7)): a URL may name any node; MOVED, ASK,
 # TRYAGAIN and CLUSTERDOWN are dealt with in every operation; list scans
 # every master; several nodes of one cluster are one deployment.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Mutual exclusion under contention (SPEC §1): many processes, one lock.
+# Mutual exclusion under contention (redlock(1)): many processes, one lock.
 
 load helpers
 

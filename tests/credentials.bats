@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Credentials and settings from outside argv (SPEC §2, §8): the password
+# Credentials and settings from outside argv (redlock(1), SYNOPSIS; redlock(1), TLS and Passwords): the password
 # file and the order of the password sources, options from REDLOCK_*
 # variables, what a server that wants a password says, and the details
 # of URLs (unknown query parameters, IPv6 zones, a server given twice).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Cron use (SPEC §2 --min-hold, --max-time, -q, -E): one run per tick
+# Cron use (redlock(1), SYNOPSIS --min-hold, --max-time, -q, -E): one run per tick
 # across hosts, and the crontab lines the README and redlock-scheduling(7)
 # show.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Closed standard descriptors (SPEC §2, issue 14 item 5): redlock works
+# Closed standard descriptors (redlock(1), SYNOPSIS): redlock works
 # when started with stdin, stdout or stderr closed, and never writes its
 # own output to a descriptor it opened for something else - a diagnostic
 # must not become a "signal" read from its self-pipe, nor bytes on a

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Fleet scale (issue 19): one connection per holder and per waiter, so
+# Fleet scale: one connection per holder and per waiter, so
 # that holders up to the server's maxclients all survive renewal and a
 # full server refuses new commands (69) instead of killing running ones;
 # nothing left forever per name; fences that still strictly increase
-# although their counter expires (SPEC §4); scripts by SHA with a
+# although their counter expires (redlock(1), "Running a command under the lock"); scripts by SHA with a
 # fallback that a SCRIPT FLUSH cannot turn into a false loss.
 #
 # The server "main" listens on TCP with a small maxclients, so that the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The guard (SPEC §4): whatever happens to redlock - killed or stopped
+# The guard (redlock(1), "Running a command under the lock"): whatever happens to redlock - killed or stopped
 # together with its whole process group (timeout -s KILL, kill %1, kill
 # -STOP %1), stopped before the command had run a moment - the command's
 # whole tree is dead before the lease can end.  Nothing but the guard

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# What a holder recorded is printed escaped (SPEC §6, issue 14 item 8):
+# What a holder recorded is printed escaped (the verbs in redlock(1)):
 # `status` and `list` print the holder's user, host and command with
 # control characters escaped, so that one lock is one line and nothing
 # reaches the operator's terminal as an escape sequence; --json stays

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --on-start and --on-exit (SPEC section 13): the healthchecks.io
+# --on-start and --on-exit (redlock-monitoring(7)): the healthchecks.io
 # recipe of redlock-monitoring(7), "Hooks", run with curl against an
 # HTTP recorder on loopback (tests/httprec.py), sends the exact requests
 # for each outcome; a hook past --hook-timeout is killed with its tree

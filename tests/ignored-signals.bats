@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Signals as the caller left them (SPEC §4, issue 13): a signal that
+# Signals as the caller left them (redlock(1), "Running a command under the lock"): a signal that
 # redlock starts with ignored (nohup, trap '' HUP, SIGINT and SIGQUIT in
 # a background job of a non-interactive shell) stays ignored, in redlock
 # and in the command, exactly as without redlock.  flock(1) in the same

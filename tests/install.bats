@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# make install / make uninstall into a DESTDIR (SPEC §7): every file where
+# make install / make uninstall into a DESTDIR (README.md): every file where
 # a distribution package puts it.  They test the source tree, so they skip
 # when the suite runs against an installed redlock (the autopkgtest).
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Interoperability with redis-py's Lock (SPEC §1: same key layout; with
+# Interoperability with redis-py's Lock (redlock(1): same key layout; with
 # --prefix '' the key is the bare NAME, as redis-py uses it).
 
 load helpers

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Job control (SPEC §3, §4; issue 14 items 3 and 4), typed into an
+# Job control (redlock(1), EXIT STATUS; redlock(1), "Running a command under the lock"), typed into an
 # interactive bash in a tmux(1) pane: Ctrl-Z suspends redlock and the
 # command together and gives the prompt back, fg and bg resume them,
 # Ctrl-C stops them and releases, SIGTERM to a suspended job or closing

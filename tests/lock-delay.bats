@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --lock-delay DURATION (SPEC section 15): after a lock was lost (its
+# --lock-delay DURATION (SCHEDULING in redlock-scheduling(7)): after a lock was lost (its
 # key expired without a release), no holder is granted NAME until
 # DURATION after the expiry on the server's clock, as consul's sessions
 # do; a clean release gives no delay.  Times are taken on the server's

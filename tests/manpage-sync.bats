@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The documentation matches the code (issue 13): `redlock --help` is the
+# The documentation matches the code: `redlock --help` is the
 # text in tests/golden/help.txt (whoever changes --help regenerates it
 # with `make golden` and reviews the diff), and every number the man page
 # states for a limit - the TTL minimum, the NAME length maximum, the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --metrics-dir (SPEC section 13): Debian's prometheus-node-exporter,
+# --metrics-dir (redlock-monitoring(7)): Debian's prometheus-node-exporter,
 # started here with its textfile collector alone over a directory of our
 # own, reads what each kind of outcome leaves there; promtool accepts
 # every file; concurrent writers never show it a torn file; any NAME is

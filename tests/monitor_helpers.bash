@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 #
 # monitor_helpers.bash - the real components that look at redlock's runs
-# (SPEC section 13): Debian's prometheus-node-exporter over a textfile
+# (redlock-monitoring(7)): Debian's prometheus-node-exporter over a textfile
 # directory, promtool, a second "host" (a UTS namespace with a host name
 # of its own) and an HTTP recorder for the hooks (httprec.py).  Used by
 # metrics.bats, record.bats and hooks.bats.  Load after helpers.

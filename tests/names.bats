@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# NAME is any non-empty byte string, used byte for byte (SPEC §2): the key
+# NAME is any non-empty byte string, used byte for byte (redlock(1), SYNOPSIS): the key
 # is exactly prefix + NAME.
 
 load helpers

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --once-per PERIOD (SPEC section 15): at most one successful run of NAME
+# --once-per PERIOD (SCHEDULING in redlock-scheduling(7)): at most one successful run of NAME
 # per period of the server's clock, whatever the hosts' clocks say; a run
 # that gets the lock in a period that already had a success skips its
 # command with the conflict status; a failed run leaves the period open.

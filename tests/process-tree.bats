@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The command is the whole process tree it started (SPEC §4, issue 14
+# The command is the whole process tree it started (redlock(1), "Running a command under the lock"
 # item 1): also the processes that left its process group or session
 # (timeout(1), setsid, a double-forked daemon that ignores SIGTERM).
 # Whenever redlock stops the command - the lock lost (broken, or no longer

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# A lock held by someone else, in quorum mode (SPEC §5): busy is the
+# A lock held by someone else, in quorum mode (QUORUM in redlock-protocol(7)): busy is the
 # conflict status (or a wait, with -w) exactly as with one server, also
 # when a minority of the servers is down or stopped, and whoever holds
 # it (another owner's key on some servers, a token from acquire, a

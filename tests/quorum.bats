@@ -1,13 +1,13 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Several servers: the Redlock quorum (SPEC §5).  The lock is taken,
+# Several servers: the Redlock quorum (QUORUM in redlock-protocol(7)).  The lock is taken,
 # renewed and released on every server that answers and needs a majority;
 # servers that are missing (a socket nobody listens on) or stopped
 # (SIGSTOP: they accept connections but never answer) before and while
-# the lock is held; status 69 when no majority answers (SPEC §3); the key
+# the lock is held; status 69 when no majority answers (redlock(1), EXIT STATUS); the key
 # deleted under a holder; the fencing token across grants by different
-# majorities (SPEC §4); status and break over several servers (SPEC §6).
+# majorities (redlock(1), "Running a command under the lock"); status and break over several servers (the verbs in redlock(1)).
 # Overlaps are caught by the flock(1) oracle of fault_helpers.bash.  What
 # a lock held by someone else looks like is in quorum-busy.bats.
 #

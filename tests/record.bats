@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --record, runs and --skip-alert (SPEC section 13): the last run of a
+# --record, runs and --skip-alert (redlock-monitoring(7)): the last run of a
 # NAME kept in Redis as seen from two hosts sharing one server (two UTS
 # namespaces with host names of their own: the holder's record takes
 # gethostname()); the fleet verb, promtool-clean; a hung holder that the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Re-entrance (SPEC §4): `redlock NAME ...` inside a command that already
+# Re-entrance (redlock(1), "Running a command under the lock"): `redlock NAME ...` inside a command that already
 # holds NAME on the same server runs its command under the inherited lock
 # and leaves the release to the outer one.
 

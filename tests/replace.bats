@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --replace (SPEC section 15): ask the holders of NAME to stop, as
+# --replace (SCHEDULING in redlock-scheduling(7)): ask the holders of NAME to stop, as
 # redlock stop does, go ahead of the ordinary waiters, and start the
 # command only once the old holder's whole tree is gone and its lease
 # released or expired.  Overlaps are caught by the flock(1) oracle of

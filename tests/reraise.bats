@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Die the way the command died (SPEC §3, issue 13): when the command was
+# Die the way the command died (redlock(1), EXIT STATUS): when the command was
 # killed by signal N and redlock has no status of its own to report (not
 # 75, not 124), redlock releases the lock and then dies of N itself,
 # without a core dump, so that its caller sees what it would see without

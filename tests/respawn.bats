@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# --respawn (SPEC section 15): a leader with standbys.  Three standbys
+# --respawn (SCHEDULING in redlock-scheduling(7)): a leader with standbys.  Three standbys
 # run the same command; the leader's tree is SIGKILLed, the leader is
 # SIGSTOPped past its TTL, or its server connection is cut (each standby
 # reaches the server through a proxy.py of its own); every time a new

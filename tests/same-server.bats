@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The same server twice (SPEC §5, issue 14 item 7): the same URL given
+# The same server twice (QUORUM in redlock-protocol(7)): the same URL given
 # twice is a usage error (64, nothing sent); two URLs that reach the same
 # server (the same run id: 127.0.0.1 and localhost, or its unix socket and
 # its TCP port) are refused with 64 before anything is written.

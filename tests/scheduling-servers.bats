@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The scheduling options (SPEC section 15) beyond one server: on a quorum
+# The scheduling options (SCHEDULING in redlock-scheduling(7)) beyond one server: on a quorum
 # of three servers (each option is safe there: see SCHEDULING in
 # redlock-scheduling(7)) and on a Redis Cluster, through a node that does
 # not serve the lock's slot.  Sentinel is in lock-delay.bats (through a

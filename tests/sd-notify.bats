@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# systemd's notification protocol (SPEC §14): with NOTIFY_SOCKET set, the
+# systemd's notification protocol (SYSTEMD in redlock-scheduling(7)): with NOTIFY_SOCKET set, the
 # run form reports its wait, its readiness and its release to a datagram
 # listener that stands in for systemd (tests/notify_listener.py); the
 # command does not inherit the socket.  The shipped units pass

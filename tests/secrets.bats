@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# What redlock must never give away (SPEC §2, §8, §16): a password in a
+# What redlock must never give away (redlock(1), SYNOPSIS; redlock(1), TLS and Passwords; "What a holder leaves in Redis" in redlock-protocol(7)): a password in a
 # URL it cannot parse, a password in its memory (no core, no same-user
 # reader), and a command's arguments in the holder record unless asked.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Sentinel over TLS (SPEC §8, §9): rediss+sentinel:// speaks TLS to the
+# Sentinel over TLS (redlock(1), TLS and Passwords; HIGH AVAILABILITY in redlock-protocol(7)): rediss+sentinel:// speaks TLS to the
 # sentinels and to the master, each verified.  A TLS-only master (its
 # TCP port is TLS; its unix socket serves the checks) watched by a
 # sentinel that reaches it over TLS and answers clients on a TLS port.

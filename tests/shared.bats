@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Shared locks and semaphores (SPEC §11): -s, -x/-e, --limit N.  The
+# Shared locks and semaphores (redlock(1), "Shared locks and semaphores"): -s, -x/-e, --limit N.  The
 # concurrency tests use an oracle kept on the same server under keys of
 # their own: each command counts itself in and out with atomic scripts,
 # and the largest count seen is compared with N.

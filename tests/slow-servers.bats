@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Servers that are slow, far away or stalled (SPEC §3, §4): -w bounds the
+# Servers that are slow, far away or stalled (redlock(1), EXIT STATUS; redlock(1), "Running a command under the lock"): -w bounds the
 # whole wait, failures included, and a server whose round trip is a good
 # part of the TTL is slow, not unavailable, as long as the lease can
 # afford its answers.

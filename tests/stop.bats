@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# redlock stop (SPEC §12): every holder sees the request at its next
+# redlock stop (redlock(1), "redlock stop"): every holder sees the request at its next
 # renewal, stops its command as on SIGTERM (SIGKILL after --kill-after),
 # releases and exits with the command's status; stop waits until the
 # holders it asked have let go.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Terminal use (SPEC §4): in the foreground of a terminal the command gets
+# Terminal use (redlock(1), "Running a command under the lock"): in the foreground of a terminal the command gets
 # the terminal, so it can read it and Ctrl-C reaches it.  script(1) gives
 # redlock a pseudo-terminal.
 

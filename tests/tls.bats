@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# TLS (SPEC §8): rediss:// and --tls against redis-servers with TLS ports
+# TLS (redlock(1), TLS and Passwords): rediss:// and --tls against redis-servers with TLS ports
 # that this file starts, with certificates made by openssl(1) at test
 # time: verification of the chain and of the name (DNS name, IP address,
 # --sni), --insecure, mutual TLS, bad files as usage errors before any

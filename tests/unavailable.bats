@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Redis unavailable (SPEC §3: 69), authentication and URL details (SPEC
-# §2 URL, passwords never printed), servers that vanish (SPEC §4, §3 75).
+# Redis unavailable (redlock(1), EXIT STATUS: 69), authentication and
+# URL details (redlock(1), URLs; passwords never printed), servers that
+# vanish (redlock(1), "Running a command under the lock", and EXIT
+# STATUS 75).
 
 load helpers
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# URL details (SPEC §2, issue 14 item 11): an unknown query parameter is
+# URL details (redlock(1), SYNOPSIS): an unknown query parameter is
 # a usage error that names it (not "bad database number"); an IPv6 zone id
 # written as RFC 6874 says, `%25` then the zone, is decoded.
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# The terminal verbs (SPEC §6): acquire, release, extend, status, list,
-# break; and the fencing token across them (SPEC §4).
+# The terminal verbs (the verbs in redlock(1)): acquire, release, extend, status, list,
+# break; and the fencing token across them (redlock(1), "Running a command under the lock").
 
 load helpers
 

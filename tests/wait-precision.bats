@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# -w DURATION gives up within 10 ms of DURATION on an idle machine (SPEC
-# §4, issue 14 item 10), whatever the server's hz (Redis answers a
+# -w DURATION gives up within 10 ms of DURATION on an idle machine
+# (redlock(1), "Waiting"), whatever the server's hz (Redis answers a
 # blocking command's timeout only at its hz, 10 by default: 100 ms
 # steps).  Measured as the median of five runs, minus redlock's own
 # start-up and first attempt (the median of five immediate -n runs), so

@@ -9,7 +9,7 @@
 -- {record field, value...}} (with stop, token when redlock stop marked
 -- it); held shared {marker, pttl, {}, {token, pttl...}, {hmeta field,
 -- value...}} with the live holders only; a key of another type {type,
--- pttl, {}, 'type'}.  What scheduling adds (SPEC section 15) comes as
+-- pttl, {}, 'type'}.  What scheduling adds (SCHEDULING in redlock-scheduling(7)) comes as
 -- more field, value pairs of the third element: waiters and standbys
 -- (the live waiters, and those of them whose id starts with 's', a
 -- --respawn's); for a free lock, in a reply of that one element, also
