@@ -5,22 +5,19 @@
  * Before a connection for a Sentinel URL is opened (the first command,
  * a renewal's reconnect, the release: route.c), the sentinels are asked
  * in turn, in the URL's order, where the master of SERVICE is (SENTINEL
- * MASTER), and the first address whose server says it is a master
- * (ROLE) is used.  A sentinel's answer can be stale during a failover,
- * hence the ROLE check; and because every new connection asks again, a
- * holder follows a failover to the new master.
+ * get-master-addr-by-name), and the first address whose server says it
+ * is a master (ROLE) is used.  A sentinel's answer can be stale during
+ * a failover, hence the ROLE check; and because every new connection
+ * asks again, a holder follows a failover to the new master.
  *
- * The same answer gives the master's configuration epoch, which the
- * failover guard compares with its record (failover.c): Sentinel raises
- * it with every promotion and keeps it on disk.  SENTINEL MASTER rather
- * than get-master-addr-by-name, so that the address and the epoch come
- * from one look at one sentinel's state, in which a new address never
- * goes with an older epoch: a sentinel that learns of a failover from
- * another learns both at once, and the one that led it raises the epoch
- * first and moves the address at the end (get-master-addr-by-name
- * gives the promoted replica's a little earlier, a moment in which this
- * answer names the old master and the ROLE check moves on to the next
- * sentinel).
+ * The same sentinel is then asked the master's configuration epoch
+ * (SENTINEL MASTER), which the failover guard compares with its record
+ * (failover.c): Sentinel raises it with every promotion and keeps it on
+ * disk.  The sentinel that leads a failover raises the epoch before it
+ * names the promoted replica (get-master-addr-by-name gives the new
+ * address from the same step of the failover on), and the others learn
+ * both at once, so an epoch asked after the address is never older
+ * than the one that went with it.
  *
  * The sentinels authenticate with $REDLOCK_SENTINEL_USER and
  * $REDLOCK_SENTINEL_PASSWORD; the URL's user information (or the usual
@@ -172,12 +169,36 @@ addr_of_pair(const redisReply *p, struct addr *a)
 }
 
 /*
- * Ask sentinel i of u where the master is: SENTINEL MASTER, for the
- * address and the epoch in one answer; a sentinel user that may not
- * ask it (an ACL written for older redlocks, which asked only
- * get-master-addr-by-name) is asked that instead, and the address then
- * comes with no epoch (-1: the failover guard falls back to the
- * replication ids; the ACL line of redlock-protocol(7) grants both).
+ * The configuration epoch of service on sentinel c (open), asked after
+ * its address: -1 when the sentinel may not be asked SENTINEL MASTER
+ * (an ACL written for older redlocks) or does not say; the failover
+ * guard then falls back to the replication ids.  c stays open.
+ */
+static long long
+epoch_of(struct conn *c, const char *name, const char *service)
+{
+	const char *av[3] = { "SENTINEL", "MASTER", service };
+	struct conn_req r = { .argc = 3, .argv = av };
+	struct addr m;
+	long long epoch = -1;
+
+	conn_exec(c, &r, 1, clock_ms() + SENTINEL_TIMEOUT_MS, -1);
+	if (r.reply != NULL && addr_of(r.reply, &m))
+		epoch = m.epoch;
+	else
+		log_info("%s gave no configuration epoch of '%s' (may the user "
+		    "ask SENTINEL MASTER?): the failover guard goes by "
+		    "replication ids alone", name, service);
+	conn_req_clear(&r, 1);
+	return epoch;
+}
+
+/*
+ * Ask sentinel i of u where the master is (SENTINEL
+ * get-master-addr-by-name), then, on the same connection, its epoch
+ * (epoch_of()).  Asked in that order, the epoch is at least the one
+ * that went with the address: a sentinel raises the epoch before it
+ * names the promoted replica, and learns both from another at once.
  * Returns 1 with the address in *a, 0 when the sentinel knows no master
  * of that name, -1 when it could not be asked (the reason in why).
  */
@@ -186,35 +207,27 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
     size_t len)
 {
 	const struct url_sentinel *s = &u->sentinels[i];
-	const char *av[3] = { "SENTINEL", "MASTER", u->service };
+	const char *av[3] = { "SENTINEL", "get-master-addr-by-name",
+	    u->service };
 	struct url at = { .kind = URL_TCP, .tls = u->tls, .host = s->host,
 	    .port = s->port, .user = getenv("REDLOCK_SENTINEL_USER") };
 	struct conn c;
 	char name[200];
 	redisReply *p;
 	enum server_error kind;
-	int rc = -1, old = 0;
+	int rc = -1;
 
 	name_of(name, sizeof(name), s->host, s->port);
 	conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
 	p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len, &kind);
-	if (p == NULL && kind == SERVER_NOPERM) {
-		log_info("%s may not be asked SENTINEL MASTER; asking "
-		    "get-master-addr-by-name (no epoch for the failover guard)",
-		    name);
-		av[1] = "get-master-addr-by-name";
-		old = 1;
-		conn_init(&c, &at, getenv("REDLOCK_SENTINEL_PASSWORD"));
-		p = ask_once(&c, name, 3, av, SENTINEL_TIMEOUT_MS, why, len,
-		    &kind);
-	}
 	if (p == NULL)
 		return kind == SERVER_NOMASTER ? 0 : -1;
-	if (old && p->type == REDIS_REPLY_NIL)
+	if (p->type == REDIS_REPLY_NIL)
 		rc = 0;
-	else if (old ? addr_of_pair(p, a) : addr_of(p, a))
+	else if (addr_of_pair(p, a)) {
+		a->epoch = epoch_of(&c, name, u->service);
 		rc = 1;
-	else
+	} else
 		snprintf(why, len, "%s: unexpected reply", name);
 	freeReplyObject(p);
 	conn_close(&c);
