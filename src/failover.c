@@ -8,8 +8,8 @@
  * first holder's command still runs.  So on a Sentinel URL every grant
  * also keeps a record, per key prefix, of the Sentinel configuration
  * epoch of the master that granted, its replication id and the longest
- * TTL granted; a master whose epoch (as the sentinels name it with its
- * address: sentinel.c, passed by route.c to the script's epoch
+ * TTL granted; a master whose epoch (as the sentinel that named its
+ * address gives it: sentinel.c, passed by route.c to the script's epoch
  * argument) is above the recorded one, or whose replication id is not
  * the recorded one, has taken over since the last grant it knows of,
  * and grants nothing under the prefix until one recorded TTL (at least)
@@ -20,8 +20,9 @@
  * replica R take over.  H's command is dead by r + t minus drift and a
  * safety margin (lease.c), whatever happens.
  *  1. R notices: Sentinel raises the master's configuration epoch with
- *     every promotion (and keeps it on disk), and gives it with R's
- *     address, never an older one; R's record, if any, came from M by
+ *     every promotion (and keeps it on disk) before it names R, and
+ *     redlock asks the epoch after the address (sentinel.c), so never
+ *     an older one than went with R's address; R's record, if any, came from M by
  *     replication and holds M's epoch, lower.  With no record at all,
  *     any epoch above 0 counts: R was promoted at some time, and may
  *     have lost M's grants whole (a replica whose first sync never
