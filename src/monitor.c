@@ -110,16 +110,28 @@ monitor_acquired(struct monitor *m)
 		m->start_fd = hook(m, m->cfg->on_start, NULL, 0);
 }
 
+/* The command is about to be started: its start and duration count
+ * from here, before the fork, so that a duration is never shorter than
+ * the command ran (a child may run a while before its parent is back
+ * from the fork on a loaded machine). */
+void
+monitor_starting(struct monitor *m)
+{
+	m->started = clock_ms();
+	m->start_wall = clock_wall_ms();
+}
+
 /* The command was started (code 0) or could not be (its status). */
 void
 monitor_started(struct monitor *m, int code)
 {
 	struct metrics_event e = { .outcome = -1 };
 
-	if (code != 0)
+	if (code != 0) {
+		m->started = 0;
+		m->start_wall = 0;
 		return;
-	m->started = clock_ms();
-	m->start_wall = clock_wall_ms();
+	}
 	e.start_ms = m->start_wall;
 	metrics(m, &e, MONITOR_START_PATIENCE_MS);
 }

@@ -26,6 +26,7 @@ struct monitor {
 void monitor_begin(struct monitor *m, const struct config *c,
     struct lock *l);
 void monitor_acquired(struct monitor *m);
+void monitor_starting(struct monitor *m);
 void monitor_started(struct monitor *m, int code);
 int monitor_refused(struct monitor *m, enum lock_result res, int code);
 int monitor_done_before(struct monitor *m, int code);

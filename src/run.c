@@ -142,6 +142,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 		    die_by);
 	supervise_init(&r, c, l, res == LOCK_HELD);
 	monitor_acquired(&mon);
+	monitor_starting(&mon);
 	code = spawn(c, &r);
 	monitor_started(&mon, code);
 	if (code == 0) {
