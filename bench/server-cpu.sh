@@ -48,31 +48,6 @@ trap 'exit 129' HUP
 # shellcheck source=bench/lib.sh
 . "$BENCH/lib.sh"
 
-# cpu PID: the schedstat run time (ns) of all the process's threads.
-cpu() {
-	local f ns=0 a
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a _ <"$f" && ns=$((ns + a))
-	done
-	echo "$ns"
-}
-
-# idle PID: the idle server's CPU in ns per second, over 2 s.
-idle() {
-	local a b t0 t1
-	a=$(cpu "$1") t0=$(now_us)
-	sleep 2
-	b=$(cpu "$1") t1=$(now_us)
-	awk -v d=$((b - a)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", d * 1e6 / t }'
-}
-
-# per_run A B IDLE US: µs of server CPU per run from cpu values A and B
-# over US µs, less the idle rate.
-per_run() {
-	awk -v a="$1" -v b="$2" -v idle="$3" -v us="$4" -v n="$RUNS" \
-	    'BEGIN { printf "%.1f", (b - a - idle * us / 1e6) / 1000 / n }'
-}
-
 # median: of the numbers on stdin, one a line.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END {
