@@ -65,7 +65,7 @@ fair_begin(const struct lock *l, struct fair_waiter *f)
 
 	memset(f, 0, sizeof(*f));
 	uuid_generate_random(u);
-	f->member[0] = l->shared ? 's' : 'x';
+	f->member[0] = l->policy.shared ? 's' : 'x';
 	uuid_unparse_lower(u, f->member + 1);
 	for (int i = 0; i < 3; i++)
 		if ((f->key[i] = proto_aux_key(l->k.key, l->k.keylen, sfx[i],
@@ -114,11 +114,11 @@ fair_args(const struct lock *l, const struct fair_waiter *f, struct args *a,
 	else
 		args_put_str(a, ARG_FAIR_ARRIVAL, "");
 	args_put_num(a, ARG_FAIR_LEASE_MS, FAIR_LEASE_MS);
-	args_put_num(a, ARG_FAIR_LIMIT, l->limit);
+	args_put_num(a, ARG_FAIR_LIMIT, l->policy.limit);
 	args_put(a, ARG_FAIR_META, f->meta, f->metalen);
 	args_put_num(a, ARG_FAIR_WAKE_MS, FAIR_LEASE_MS);
 	/* Re-entrance: a token we inherited that holds NAME goes first. */
-	for (const char *p = l->held, *t; op[0] == 'w' &&
+	for (const char *p = l->policy.held, *t; op[0] == 'w' &&
 	    (t = holder_next_token(&p, &tl)) != NULL;)
 		if (tl == LOCK_TOKEN_LEN)
 			args_put(a, pos++, t, tl);
@@ -135,7 +135,7 @@ cmp_ll(const void *a, const void *b)
 /* One 'w' round: fills go, pos (sorted) and arrival (sorted) of the
  * servers that answered.  Returns how many did, or -1 on interruption. */
 static int
-enter_round(struct lock *l, struct fair_waiter *f, int intr_fd,
+enter_round(const struct lock *l, struct fair_waiter *f, int intr_fd,
     struct lock_outcome *o, int *go, long long *pos, long long *arr)
 {
 	struct conn_req r[l->n];
@@ -176,7 +176,7 @@ enter_round(struct lock *l, struct fair_waiter *f, int intr_fd,
  * too few servers answered (o->err says why), -2 interrupted.
  */
 int
-fair_enter(struct lock *l, struct fair_waiter *f, int intr_fd,
+fair_enter(const struct lock *l, struct fair_waiter *f, int intr_fd,
     struct lock_outcome *o)
 {
 	long long pos[l->n], arr[l->n];
@@ -221,7 +221,7 @@ fair_fresh(const struct fair_waiter *f, int64_t ms)
 /* Leave the queue (granted, or giving up): the members that may now go
  * are woken.  Best effort: a place not removed lapses. */
 void
-fair_leave(struct lock *l, struct fair_waiter *f)
+fair_leave(const struct lock *l, struct fair_waiter *f)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -246,7 +246,7 @@ fair_leave(struct lock *l, struct fair_waiter *f)
  * within FAIR_LEASE_MS.
  */
 void
-fair_leave_granted(struct lock *l, struct fair_waiter *f)
+fair_leave_granted(const struct lock *l, struct fair_waiter *f)
 {
 	struct args a;
 	char why[256];
@@ -320,7 +320,7 @@ view_reply(struct fair_view *v, const redisReply *p)
  * servers answered; free v with fair_view_free() in every case.
  */
 int
-fair_view(struct lock *l, struct fair_view *v)
+fair_view(const struct lock *l, struct fair_view *v)
 {
 	struct conn_req r[l->n];
 	struct fair_waiter f;

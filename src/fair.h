@@ -49,12 +49,12 @@ struct fair_view {
 
 int fair_begin(const struct lock *l, struct fair_waiter *f);
 void fair_end(struct fair_waiter *f);
-int fair_enter(struct lock *l, struct fair_waiter *f, int intr_fd,
+int fair_enter(const struct lock *l, struct fair_waiter *f, int intr_fd,
     struct lock_outcome *o);
 int fair_fresh(const struct fair_waiter *f, int64_t ms);
-void fair_leave(struct lock *l, struct fair_waiter *f);
-void fair_leave_granted(struct lock *l, struct fair_waiter *f);
-int fair_view(struct lock *l, struct fair_view *v);
+void fair_leave(const struct lock *l, struct fair_waiter *f);
+void fair_leave_granted(const struct lock *l, struct fair_waiter *f);
+int fair_view(const struct lock *l, struct fair_view *v);
 void fair_view_free(struct fair_view *v);
 
 #endif

@@ -33,22 +33,21 @@ lock_round(const struct lock *l, struct args *a, struct conn_req *r,
 }
 
 /* How long a release, extend or undo waits for its replies.  Inside a
- * wait bounded by -w (l->deadline), no longer than that, but long
+ * wait bounded by -w (until, 0: none), no longer than that, but long
  * enough to hand the request to the servers (LOCK_UNDO_MIN_MS): a
  * stalled server still runs it when it wakes. */
 #define LOCK_UNDO_MIN_MS 50
 #define LOCK_RELEASE_MS 2000
 
 static int64_t
-token_deadline(const struct lock *l, int brief)
+token_deadline(const struct lock *l, int brief, int64_t until)
 {
 	int64_t now = clock_ms(), cap;
 	int64_t d = now + (brief || l->n > 1 ? l->op_timeout : LOCK_RELEASE_MS);
 
-	if (l->deadline < 0)
+	if (until <= 0)
 		return d;
-	cap = l->deadline > now + LOCK_UNDO_MIN_MS ? l->deadline :
-	    now + LOCK_UNDO_MIN_MS;
+	cap = until > now + LOCK_UNDO_MIN_MS ? until : now + LOCK_UNDO_MIN_MS;
 	return cap < d ? cap : d;
 }
 
@@ -69,8 +68,8 @@ token_deadline(const struct lock *l, int brief)
 static int64_t
 record_ms_for(const struct lock *l, int64_t ttl)
 {
-	if (l->delay > 0)
-		return ttl + l->delay;
+	if (l->policy.delay > 0)
+		return ttl + l->policy.delay;
 	return ttl + (ttl > RECORD_SLACK_MS ? ttl : RECORD_SLACK_MS);
 }
 
@@ -243,18 +242,18 @@ release_step(const struct lock *l, const struct by_key *b,
 }
 
 /*
- * A release that met TRYAGAIN on the servers marked in b->split: as
- * renew_by_key(), key by key, the key that says whether the token
- * holds the lock first (K; the holders' set when shared), then, where
- * it was released, the holder's record, --once-per's success, K held
- * shared when the last shared holder left, and a wake-up (both lists
- * when shared: whether writers wait is another key's).  code[i] gets
- * each split server's outcome of the first step (TOKEN_DONE released,
- * or release.lua's others).
+ * Release rel (rel->token's hold) where a release met TRYAGAIN, on the
+ * servers marked in b->split: as renew_by_key(), key by key, the key
+ * that says whether the token holds the lock first (K; the holders'
+ * set when shared), then, where it was released, the holder's record,
+ * --once-per's success, K held shared when the last shared holder left,
+ * and a wake-up (both lists when shared: whether writers wait is
+ * another key's).  code[i] gets each split server's outcome of the
+ * first step (TOKEN_DONE released, or release.lua's others).
  */
 static void
-release_by_key(const struct lock *l, const struct by_key *b, int *code,
-    struct lock_outcome *o)
+release_by_key(const struct lock *l, const struct release *rel,
+    const struct by_key *b, int *code, struct lock_outcome *o)
 {
 	static const int tok_arg[2] = { ARG_RELEASE_KEY_TOKEN,
 	    ARG_SH_RELEASE_SET_TOKEN };
@@ -274,11 +273,11 @@ release_by_key(const struct lock *l, const struct by_key *b, int *code,
 	    ARG_SH_RELEASE_META_TOKEN, 0, 0, RENEW_NONE, 0, 0 } :
 	    (struct step_of_release){ SCRIPT_RELEASE_RECORD,
 	    ARG_RELEASE_RECORD_TOKEN, 0, 0, RENEW_NONE, 0, 0 }, o);
-	if (!sh && l->done_period > 0)
+	if (!sh && rel->done_period > 0)
 		release_step(l, b, &l->k, code, (struct step_of_release){
-		    SCRIPT_ONCE_DONE, 0, ARG_ONCE_DONE_PERIOD, l->done_period,
-		    RENEW_NONE, ARG_ONCE_DONE_AGE, clock_ms() - l->done_since },
-		    o);
+		    SCRIPT_ONCE_DONE, 0, ARG_ONCE_DONE_PERIOD,
+		    rel->done_period, RENEW_NONE, ARG_ONCE_DONE_AGE,
+		    clock_ms() - rel->done_since }, o);
 	if (sh)
 		release_step(l, b, &l->k, code, (struct step_of_release){
 		    SCRIPT_SH_RELEASE_MARK, 0, 0, 0, RELEASE_LAST, 0, 0 }, o);
@@ -297,16 +296,16 @@ release_by_key(const struct lock *l, const struct by_key *b, int *code,
 }
 
 /*
- * Extend the lease on every server (the renewal thread, which owns the
- * connections while the command runs), and with record_ms > 0 the
+ * Extend token's lease on every server (the renewal thread, which owns
+ * the connections while the command runs), and with record_ms > 0 the
  * holder's record's to that (0: leave it).  Returns how many servers
  * renewed; *lost is set when so many servers found the lock gone or
  * held by another token that a quorum can no longer renew; o->stop when
  * a server says an operator asked us to stop.
  */
 int
-lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
-    int *lost, struct lock_outcome *o)
+lock_renew(const struct lock *l, const char *token, int64_t deadline,
+    int64_t record_ms, int *lost, struct lock_outcome *o)
 {
 	*lost = 0;
 	if (l->n <= 0)
@@ -316,13 +315,13 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	int ok = 0, gone = 0, code[l->n], splits = 0;
 	char split[l->n];
 
-	args_script(&a, l->shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
+	args_script(&a, l->policy.shared ? SCRIPT_SH_RENEW : record_ms > 0 ?
 	    SCRIPT_RENEW : SCRIPT_RENEW_LEASE, &l->k);
-	if (l->shared) {
-		args_put(&a, ARG_SH_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
+	if (l->policy.shared) {
+		args_put(&a, ARG_SH_RENEW_TOKEN, token, LOCK_TOKEN_LEN);
 		args_put_num(&a, ARG_SH_RENEW_TTL, l->ttl);
 	} else {
-		args_put(&a, ARG_RENEW_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put(&a, ARG_RENEW_TOKEN, token, LOCK_TOKEN_LEN);
 		args_put_num(&a, ARG_RENEW_TTL, l->ttl);
 		if (record_ms > 0)
 			args_put_num(&a, ARG_RENEW_RECORD_MS, record_ms);
@@ -342,8 +341,8 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 	}
 	conn_req_clear(r, l->n);
 	if (splits > 0)
-		renew_by_key(l, &(struct by_key){ .shared = l->shared,
-		    .token = l->token, .split = split, .deadline = deadline },
+		renew_by_key(l, &(struct by_key){ .shared = l->policy.shared,
+		    .token = token, .split = split, .deadline = deadline },
 		    l->ttl, record_ms, code, o);
 	for (int i = 0; i < l->n; i++) {
 		if (code[i] == RENEW_NONE)
@@ -366,15 +365,18 @@ lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
 }
 
 /*
- * a = script s for token with arg (the TTL of an extend, the keep ms of
- * a release): release.lua or release_done.lua (after a successful run
- * of --once-per), renew.lua (extend), sh_renew.lua, sh_release.lua.
- * An exclusive release says nothing of keeping unless it keeps the lock.
+ * a = script s for rel->token with arg (the TTL of an extend, the keep
+ * ms of a release): release.lua or release_done.lua (after a successful
+ * run of --once-per, rel's), renew.lua (extend), sh_renew.lua,
+ * sh_release.lua.  An exclusive release says nothing of keeping unless
+ * it keeps the lock.
  */
 static void
-token_args(const struct lock *l, enum script s, const char *token,
+token_args(const struct lock *l, enum script s, const struct release *rel,
     long long arg, struct args *a)
 {
+	const char *token = rel->token;
+
 	args_script(a, s, &l->k);
 	switch (s) {
 	case SCRIPT_RELEASE:
@@ -384,9 +386,9 @@ token_args(const struct lock *l, enum script s, const char *token,
 		break;
 	case SCRIPT_RELEASE_DONE:
 		args_put_str(a, ARG_RELEASE_DONE_TOKEN, token);
-		args_put_num(a, ARG_RELEASE_DONE_PERIOD, l->done_period);
+		args_put_num(a, ARG_RELEASE_DONE_PERIOD, rel->done_period);
 		args_put_num(a, ARG_RELEASE_DONE_AGE,
-		    clock_ms() - l->done_since);
+		    clock_ms() - rel->done_since);
 		if (arg > 0)
 			args_put_num(a, ARG_RELEASE_DONE_KEEP_MS, arg);
 		break;
@@ -417,8 +419,8 @@ token_args(const struct lock *l, enum script s, const char *token,
  * release_by_key().  code[i] gets each one's outcome as the script's.
  */
 static void
-token_by_key(const struct lock *l, enum script s, long long arg,
-    const struct by_key *b, int *code, struct lock_outcome *o)
+token_by_key(const struct lock *l, enum script s, const struct release *rel,
+    long long arg, const struct by_key *b, int *code, struct lock_outcome *o)
 {
 	if (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW)
 		renew_by_key(l, b, arg, s == SCRIPT_RENEW ?
@@ -426,31 +428,32 @@ token_by_key(const struct lock *l, enum script s, long long arg,
 	else if (arg > 0)	/* kept: its lease and record end then */
 		renew_by_key(l, b, arg, arg, code, o);
 	else
-		release_by_key(l, b, code, o);
+		release_by_key(l, rel, b, code, o);
 }
 
 /*
- * Run script s for token on the servers not marked done, once (key by
- * key where a Redis Cluster answers TRYAGAIN: token_by_key()).  A
+ * Run script s for rel->token on the servers not marked done, once (key
+ * by key where a Redis Cluster answers TRYAGAIN: token_by_key()).  A
  * server that failed at once (a connection it had closed) stays
  * unmarked for one more try; done[i] is set for the others.  Returns
  * how many servers did it; adds to *others those where another token
  * holds the lock, and to *shared those where shared holders do (-2).
  */
 static int
-token_once(struct lock *l, enum script s, const char *token, long long arg,
-    int brief, char *done, int *others, int *shared, struct lock_outcome *o)
+token_once(const struct lock *l, enum script s, const struct release *rel,
+    long long arg, char *done, int *others, int *shared,
+    struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
 	struct args a;
 	int ok = 0, code[l->n], splits = 0;
 	char split[l->n];
-	int64_t deadline = token_deadline(l, brief);
+	int64_t deadline = token_deadline(l, rel->brief, rel->until);
 
 	/* After a successful run of --once-per the release records it. */
-	if (s == SCRIPT_RELEASE && l->done_period > 0)
+	if (s == SCRIPT_RELEASE && rel->done_period > 0)
 		s = SCRIPT_RELEASE_DONE;
-	token_args(l, s, token, arg, &a);
+	token_args(l, s, rel, arg, &a);
 	a.tryagain = 1;		/* see token_by_key() */
 	o->err[0] = '\0';
 	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
@@ -472,10 +475,10 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 	}
 	conn_req_clear(r, l->n);
 	if (splits > 0)
-		token_by_key(l, s, arg, &(struct by_key){ .shared =
+		token_by_key(l, s, rel, arg, &(struct by_key){ .shared =
 		    s == SCRIPT_SH_RENEW || s == SCRIPT_SH_RELEASE,
-		    .token = token, .split = split, .deadline = deadline },
-		    code, o);
+		    .token = rel->token, .split = split,
+		    .deadline = deadline }, code, o);
 	for (int i = 0; i < l->n; i++) {
 		if (code[i] == RENEW_NONE)
 			continue;
@@ -490,59 +493,59 @@ token_once(struct lock *l, enum script s, const char *token, long long arg,
 
 /*
  * token_once() on every server, then once more on the servers that
- * failed at once, unless brief.  s is the exclusive script; a lock held
- * shared (l->shared, or a server's -2) gets its shared counterpart sh.
+ * failed at once, unless rel->brief.  s is the exclusive script; a lock
+ * held shared (l's policy, or a server's -2) gets its shared
+ * counterpart sh.
  */
 static int
-token_op(struct lock *l, enum script s, enum script sh, const char *token,
-    long long arg, int brief, int *others, struct lock_outcome *o)
+token_op(const struct lock *l, enum script s, enum script sh,
+    const struct release *rel, long long arg, int *others,
+    struct lock_outcome *o)
 {
 	if (l->n <= 0)
 		return 0;
 	char done[l->n];
 	int ok, shared = 0;
 
-	if (l->shared)
+	if (l->policy.shared)
 		s = sh;
 	memset(done, 0, sizeof(done));
 	*others = 0;
 	o->stop = 0;
-	ok = token_once(l, s, token, arg, brief, done, others, &shared, o);
-	if (memchr(done, 0, sizeof(done)) != NULL && !brief)
-		ok += token_once(l, s, token, arg, brief, done, others, &shared,
-		    o);
+	ok = token_once(l, s, rel, arg, done, others, &shared, o);
+	if (memchr(done, 0, sizeof(done)) != NULL && !rel->brief)
+		ok += token_once(l, s, rel, arg, done, others, &shared, o);
 	if (shared > 0 && s != sh) {
 		/* Only shared holders: is TOKEN one of them? */
 		memset(done, 0, sizeof(done));
 		*others = 0;
-		ok = token_once(l, sh, token, arg, brief, done, others, &shared,
-		    o);
+		ok = token_once(l, sh, rel, arg, done, others, &shared, o);
 	}
 	return ok;
 }
 
 /*
- * Release token's hold, or with keep_ms > 0 leave it to expire then;
- * brief: one short try (after a loss the servers may be unreachable).
- * Returns the number of servers where the token held the lock; *others
- * counts those where another token holds it.
+ * Release rel->token's hold, or with rel->keep_ms > 0 leave it to
+ * expire then (struct release says the rest).  Returns the number of
+ * servers where the token held the lock; *others counts those where
+ * another token holds it.
  */
 int
-lock_release(struct lock *l, const char *token, int64_t keep_ms, int brief,
-    int *others, struct lock_outcome *o)
+lock_release(const struct lock *l, const struct release *rel, int *others,
+    struct lock_outcome *o)
 {
-	return token_op(l, SCRIPT_RELEASE, SCRIPT_SH_RELEASE, token, keep_ms,
-	    brief, others, o);
+	return token_op(l, SCRIPT_RELEASE, SCRIPT_SH_RELEASE, rel, rel->keep_ms,
+	    others, o);
 }
 
 /* Reset token's lease to l->ttl; as lock_release().  o->stop: an
  * operator asked its holder to stop. */
 int
-lock_extend(struct lock *l, const char *token, int *others,
+lock_extend(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o)
 {
-	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, l->ttl, 0,
-	    others, o);
+	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW,
+	    &(struct release){ .token = token }, l->ttl, others, o);
 }
 
 /*
@@ -552,18 +555,19 @@ lock_extend(struct lock *l, const char *token, int *others,
  * and the delay).  One short try; as lock_release().
  */
 int
-lock_expire(struct lock *l, const char *token, int *others,
+lock_expire(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o)
 {
-	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW, token, LOCK_EXPIRE_MS,
-	    1, others, o);
+	return token_op(l, SCRIPT_RENEW, SCRIPT_SH_RENEW,
+	    &(struct release){ .token = token, .brief = 1 }, LOCK_EXPIRE_MS,
+	    others, o);
 }
 
 /* A waiter gives up: leave the writers' queue, so that shared requests
  * need not wait for the entry to lapse, and the waiters, so that
  * nothing of it is left.  Best effort. */
 void
-lock_unqueue(struct lock *l, struct lock_waiter *w)
+lock_unqueue(const struct lock *l, struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
 	const char *key[2] = { l->k.xwait, l->k.waiting };
@@ -571,13 +575,13 @@ lock_unqueue(struct lock *l, struct lock_waiter *w)
 
 	if (!w->queued)
 		return;
-	for (int i = l->shared || w->queue_ms == 0; i < 2; i++) {
+	for (int i = l->policy.shared || w->queue_ms == 0; i < 2; i++) {
 		struct args a = { .script = -1 };
 
 		args_str(&a, "ZREM");
 		args_add(&a, key[i], len[i]);
 		args_add(&a, w->id, LOCK_TOKEN_LEN);
-		lock_round(l, &a, r, token_deadline(l, 1), NULL);
+		lock_round(l, &a, r, token_deadline(l, 1, w->until), NULL);
 		conn_req_clear(r, l->n);
 	}
 	w->queued = 0;
@@ -586,7 +590,7 @@ lock_unqueue(struct lock *l, struct lock_waiter *w)
 /* A holder stopped by redlock stop has released: wake the redlock stop
  * that waits for it.  Best effort. */
 void
-lock_notify_stopped(struct lock *l)
+lock_notify_stopped(const struct lock *l)
 {
 	struct conn_req r[l->n];
 	struct args a;

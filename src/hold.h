@@ -11,15 +11,15 @@
 int lock_round(const struct lock *l, struct args *a, struct conn_req *r,
     int64_t deadline, struct lock_outcome *o);
 int64_t lock_record_ms(const struct lock *l);
-int lock_renew(const struct lock *l, int64_t deadline, int64_t record_ms,
-    int *lost, struct lock_outcome *o);
-int lock_release(struct lock *l, const char *token, int64_t keep_ms,
-    int brief, int *others, struct lock_outcome *o);
-int lock_expire(struct lock *l, const char *token, int *others,
+int lock_renew(const struct lock *l, const char *token, int64_t deadline,
+    int64_t record_ms, int *lost, struct lock_outcome *o);
+int lock_release(const struct lock *l, const struct release *rel,
+    int *others, struct lock_outcome *o);
+int lock_expire(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
-int lock_extend(struct lock *l, const char *token, int *others,
+int lock_extend(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
-void lock_unqueue(struct lock *l, struct lock_waiter *w);
-void lock_notify_stopped(struct lock *l);
+void lock_unqueue(const struct lock *l, struct lock_waiter *w);
+void lock_notify_stopped(const struct lock *l);
 
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "proto.h"
 
 extern char **environ;
@@ -86,33 +85,36 @@ put_fields(char *p, const char *const *field, int n)
 	return p;
 }
 
-/* Build the exclusive holder's record tail in rec (HOLDER_RECORD_MAX
- * bytes): "\0token\0ttl\0host\0pid\0user\0cmd\0start\0delay", then the
+/* Build the exclusive holder's record tail for grant g in rec
+ * (HOLDER_RECORD_MAX bytes):
+ * "\0token\0ttl\0host\0pid\0user\0cmd\0start\0delay", then the
  * three fields of a --replace claim, empty, and the record's format
  * version (PROTO_RECORD_VERSION; the delay is empty without
  * --lock-delay): see src/lua/lib/holder_record.lua.
  * Returns its length. */
 size_t
-holder_record(const struct lock *l, char *rec)
+holder_record(const struct lock *l, const struct grant *g, char *rec)
 {
 	const struct lock_meta *m = &l->meta;
 	char ttl[24], pid[24], start[24], delay[24], version[24];
-	const char *field[] = { l->token, ttl, m->host, pid, m->user, m->cmd,
+	const char *field[] = { g->token, ttl, m->host, pid, m->user, m->cmd,
 	    start, delay, "", "", "", version };
 
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
 	snprintf(pid, sizeof(pid), "%ld", m->pid);
-	snprintf(start, sizeof(start), "%lld", (long long)m->start_ms);
+	snprintf(start, sizeof(start), "%lld", (long long)g->start_ms);
 	delay[0] = '\0';
-	if (l->delay > 0)
-		snprintf(delay, sizeof(delay), "%lld", (long long)l->delay);
+	if (l->policy.delay > 0)
+		snprintf(delay, sizeof(delay), "%lld",
+		    (long long)l->policy.delay);
 	snprintf(version, sizeof(version), "%d", PROTO_RECORD_VERSION);
 	return (size_t)(put_fields(rec, field,
 	    (int)(sizeof(field) / sizeof(field[0]))) - rec);
 }
 
-/* Fill the holder metadata: host, pid, user and now; no command (the
- * verbs record none). */
+/* Fill the holder metadata: host, pid and user; no command (the verbs
+ * record none) and no start (a run's start is its wait's: struct
+ * lock_waiter). */
 void
 holder_meta(struct lock_meta *m, long pid)
 {
@@ -121,7 +123,6 @@ holder_meta(struct lock_meta *m, long pid)
 		snprintf(m->host, sizeof(m->host), "unknown");
 	m->pid = pid;
 	holder_user(m->user, sizeof(m->user));
-	m->start_ms = clock_wall_ms();
 }
 
 /*
@@ -201,14 +202,14 @@ env_skip(const char *e)
 
 /*
  * The command's environment: ours without the passwords, plus what
- * describes the lock.  REDLOCK_HELD lists every token held by redlock
- * ancestors, for re-entrance.  Returns a malloc'd vector (one block),
- * or NULL when out of memory.
+ * describes the lock and our grant g.  REDLOCK_HELD lists every token
+ * held by redlock ancestors, for re-entrance.  Returns a malloc'd
+ * vector (one block), or NULL when out of memory.
  */
 char **
-holder_env(const struct lock *l)
+holder_env(const struct lock *l, const struct grant *g)
 {
-	const char *held = l->held != NULL ? l->held : "";
+	const char *held = l->policy.held != NULL ? l->policy.held : "";
 	size_t n = 0, size;
 	char **env, *p;
 
@@ -228,14 +229,15 @@ holder_env(const struct lock *l)
 	env[n++] = p;
 	p += sprintf(p, "REDLOCK_KEY=%s", l->k.key) + 1;
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_TOKEN=%s", l->token) + 1;
+	p += sprintf(p, "REDLOCK_TOKEN=%s", g->token) + 1;
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_FENCE=%lld", l->fence) + 1;
+	p += sprintf(p, "REDLOCK_FENCE=%lld", g->fence) + 1;
 	env[n++] = p;
-	if (holder_inherited(held, l->token))
+	if (holder_inherited(held, g->token))
 		sprintf(p, "REDLOCK_HELD=%s", held);
 	else
-		sprintf(p, "REDLOCK_HELD=%s%s%s", held, *held ? " " : "", l->token);
+		sprintf(p, "REDLOCK_HELD=%s%s%s", held, *held ? " " : "",
+		    g->token);
 	env[n] = NULL;
 	return env;
 }

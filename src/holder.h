@@ -19,7 +19,7 @@ void holder_command(struct lock_meta *m, const char *label, const char *shell,
     char *const *cmd, int args);
 const char *holder_next_token(const char **p, size_t *len);
 int holder_inherited(const char *held, const char *token);
-size_t holder_record(const struct lock *l, char *rec);
-char **holder_env(const struct lock *l);
+size_t holder_record(const struct lock *l, const struct grant *g, char *rec);
+char **holder_env(const struct lock *l, const struct grant *g);
 
 #endif

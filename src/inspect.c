@@ -225,7 +225,7 @@ inspect_by_key(const struct lock *l, int i, struct lock_view *v, int remove,
  * servers answered.  Free v with inspect_views_free().
  */
 int
-inspect_lock(struct lock *l, struct lock_view *v, int remove,
+inspect_lock(const struct lock *l, struct lock_view *v, int remove,
     struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
@@ -292,7 +292,7 @@ inspect_lock(struct lock *l, struct lock_view *v, int remove,
  * many servers had one, or -1 if fewer than a quorum answered.
  */
 int
-inspect_forget_fence(struct lock *l, struct lock_outcome *o)
+inspect_forget_fence(const struct lock *l, struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
 	struct args a = { .script = -1 };
@@ -405,7 +405,7 @@ inspect_hold_words(const struct lock_sched *s, char *buf, size_t len)
  * refusal that found no holder, or an alert that finds NAME free.
  */
 int
-inspect_held_back(struct lock *l, char *buf, size_t len)
+inspect_held_back(const struct lock *l, char *buf, size_t len)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome io = { 0 };

@@ -28,9 +28,9 @@ struct lock_view {
 	} sched;
 };
 
-int inspect_lock(struct lock *l, struct lock_view *v, int remove,
+int inspect_lock(const struct lock *l, struct lock_view *v, int remove,
     struct lock_outcome *o);
-int inspect_forget_fence(struct lock *l, struct lock_outcome *o);
+int inspect_forget_fence(const struct lock *l, struct lock_outcome *o);
 void inspect_views_free(struct lock_view *v, int n);
 const struct lock_view *inspect_agreed(const struct lock *l,
     const struct lock_view *v);
@@ -38,6 +38,6 @@ struct lock_sched inspect_sched(const struct lock *l,
     const struct lock_view *v);
 const char *inspect_hold_words(const struct lock_sched *s, char *buf,
     size_t len);
-int inspect_held_back(struct lock *l, char *buf, size_t len);
+int inspect_held_back(const struct lock *l, char *buf, size_t len);
 
 #endif

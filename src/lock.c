@@ -12,6 +12,12 @@
  * the same paths; release and extend by a token that may be either try
  * the exclusive script first and, when the lock is held shared, the
  * shared one.
+ *
+ * The lock itself is written here only: lock_init() and lock_setup()
+ * set it up once, and everything after, here and elsewhere, takes it
+ * const.  What an attempt produces goes to the caller's struct grant,
+ * what a wait keeps to its struct lock_waiter (doc/DESIGN.md, "The
+ * lock's state").
  */
 #include "lock.h"
 
@@ -44,15 +50,24 @@ lock_init(struct lock *l, struct conn *conns, int n, const char *prefix,
 	l->namelen = strlen(name);
 	l->ttl = ttl;
 	l->op_timeout = lease_op_timeout(n, ttl);
-	l->deadline = -1;
 	return proto_keys(&l->k, prefix, name);
+}
+
+/* The rest of l, once, before it is taken: how (p) and who we are (m;
+ * NULL: nobody, for the verbs that take nothing). */
+void
+lock_setup(struct lock *l, const struct lock_policy *p,
+    const struct lock_meta *m)
+{
+	l->policy = *p;
+	if (m != NULL)
+		l->meta = *m;
 }
 
 void
 lock_free(struct lock *l)
 {
 	proto_keys_free(&l->k);
-	explicit_bzero(l->token, sizeof(l->token));
 }
 
 /* Until when the lock is surely ours after a grant or renewal sent at
@@ -129,10 +144,10 @@ acquire_settled(const struct conn_req *r, int n)
 	return acquire_decided(n, count, pending);
 }
 
-/* Raise the fencing counters to l->fence; see src/lua/bump.lua.  Returns how
- * many servers did. */
+/* Raise the fencing counters to g->fence; see src/lua/bump.lua.  Returns
+ * how many servers did. */
 static int
-fence_bump(struct lock *l, struct lock_outcome *o)
+fence_bump(const struct lock *l, const struct grant *g, struct lock_outcome *o)
 {
 	if (l->n <= 0)
 		return 0;
@@ -141,7 +156,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 	int ok = 0;
 
 	args_script(&a, SCRIPT_BUMP, &l->k);
-	args_put_num(&a, ARG_BUMP_FENCE_VALUE, l->fence);
+	args_put_num(&a, ARG_BUMP_FENCE_VALUE, g->fence);
 	args_put_num(&a, ARG_BUMP_LINGER, PROTO_FENCE_LINGER_MS);
 	lock_round(l, &a, r, clock_ms() + l->op_timeout, o);
 	for (int i = 0; i < l->n; i++)
@@ -154,7 +169,7 @@ fence_bump(struct lock *l, struct lock_outcome *o)
 static int
 inherits(const struct lock *l)
 {
-	const char *p = l->held;
+	const char *p = l->policy.held;
 	size_t w;
 
 	while (holder_next_token(&p, &w) != NULL)
@@ -165,20 +180,21 @@ inherits(const struct lock *l)
 
 /* sh_acquire.lua's arguments but the inherited tokens. */
 static void
-sh_acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a)
+sh_acquire_args(const struct lock *l, const struct lock_waiter *w,
+    const struct grant *g, struct args *a)
 {
 	const struct lock_meta *m = &l->meta;
 
 	args_script(a, SCRIPT_SH_ACQUIRE, &l->k);
-	args_put(a, ARG_SH_ACQUIRE_TOKEN, l->token, LOCK_TOKEN_LEN);
+	args_put(a, ARG_SH_ACQUIRE_TOKEN, g->token, LOCK_TOKEN_LEN);
 	args_put_num(a, ARG_SH_ACQUIRE_TTL, l->ttl);
 	args_put_num(a, ARG_SH_ACQUIRE_FENCE_LINGER, PROTO_FENCE_LINGER_MS);
 	args_put_str(a, ARG_SH_ACQUIRE_HOST, m->host);
 	args_put_num(a, ARG_SH_ACQUIRE_PID, m->pid);
 	args_put_str(a, ARG_SH_ACQUIRE_USER, m->user);
 	args_put_str(a, ARG_SH_ACQUIRE_CMD, m->cmd);
-	args_put_num(a, ARG_SH_ACQUIRE_START, m->start_ms);
-	args_put_num(a, ARG_SH_ACQUIRE_LIMIT, l->limit);
+	args_put_num(a, ARG_SH_ACQUIRE_START, g->start_ms);
+	args_put_num(a, ARG_SH_ACQUIRE_LIMIT, l->policy.limit);
 	args_put_num(a, ARG_SH_ACQUIRE_WAKE_LINGER, PROTO_WAKE_LINGER_MS);
 	args_put_str(a, ARG_SH_ACQUIRE_WOKEN, w->woken ? "1" : "0");
 	args_put_num(a, ARG_SH_ACQUIRE_MARK_MS, w->mark_ms);
@@ -189,22 +205,22 @@ sh_acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a)
 /* acquire_any.lua's arguments but the inherited tokens; rec as in
  * acquire_args(). */
 static void
-acquire_any_args(struct lock *l, const struct lock_waiter *w, struct args *a,
-    char *rec)
+acquire_any_args(const struct lock *l, const struct lock_waiter *w,
+    const struct grant *g, struct args *a, char *rec)
 {
 	args_script(a, SCRIPT_ACQUIRE_ANY, &l->k);
-	args_put(a, ARG_ACQUIRE_ANY_TOKEN, l->token, LOCK_TOKEN_LEN);
+	args_put(a, ARG_ACQUIRE_ANY_TOKEN, g->token, LOCK_TOKEN_LEN);
 	args_put_num(a, ARG_ACQUIRE_ANY_TTL, l->ttl);
 	/* A quorum's counters linger after each grant (proto.c). */
 	args_put_str(a, ARG_ACQUIRE_ANY_LINGER, l->n > 1 ? "1" : "0");
-	args_put(a, ARG_ACQUIRE_ANY_RECORD, rec, holder_record(l, rec));
+	args_put(a, ARG_ACQUIRE_ANY_RECORD, rec, holder_record(l, g, rec));
 	args_put_num(a, ARG_ACQUIRE_ANY_QUEUE_MS, w->queue_ms);
 	args_put_str(a, ARG_ACQUIRE_ANY_WAITER, w->id);
 	args_put_str(a, ARG_ACQUIRE_ANY_QUEUED, w->queued ? "1" : "0");
 	failover_arg(a, ARG_ACQUIRE_ANY_GUARD, ARG_ACQUIRE_ANY_EPOCH, l);
 	args_put_num(a, ARG_ACQUIRE_ANY_MARK_MS, w->mark_ms);
 	/* The record outlives K by the lock-delay (proto.c). */
-	args_put_num(a, ARG_ACQUIRE_ANY_RECORD_MS, l->ttl + l->delay);
+	args_put_num(a, ARG_ACQUIRE_ANY_RECORD_MS, l->ttl + l->policy.delay);
 }
 
 /* The tokens inherited from REDLOCK_HELD, from ARGV position pos on. */
@@ -213,53 +229,72 @@ inherited_args(const struct lock *l, struct args *a, int pos)
 {
 	size_t tl;
 
-	for (const char *p = l->held, *t; (t = holder_next_token(&p, &tl));)
+	for (const char *p = l->policy.held, *t;
+	    (t = holder_next_token(&p, &tl));)
 		if (tl == LOCK_TOKEN_LEN)
 			args_put(a, pos++, t, tl);
 }
 
 /*
- * The acquire call: the script, the token, our metadata (the exclusive
- * scripts take it as their record's tail, built in rec, of HOLDER_RECORD_MAX
- * bytes; the shared one field by field), how the request waits, and the
- * tokens we inherited (for re-entrance).  The usual request, exclusive
- * on one server, is acquire.lua's, with as few arguments as it needs
- * (each costs the server): its way of waiting is built in wait, of
+ * May an attempt take the fast path, acquire.lua, with as few arguments
+ * as it needs (each costs the server)?  Only the usual request: by the
+ * policy, exclusive, on one server, inheriting no token (no re-entrance
+ * to check), with no Sentinel (no failover guard) and no --lock-delay
+ * (nothing to record of it); by the waiter, claiming nothing
+ * (--replace).  Any other request takes acquire_any.lua, or
+ * sh_acquire.lua when shared, which handle each of these.
+ */
+static int
+acquire_fast(const struct lock *l, const struct lock_waiter *w)
+{
+	const struct lock_policy *p = &l->policy;
+
+	return !p->shared && l->n == 1 && !inherits(l) &&
+	    !failover_guarded(l) && p->delay == 0 && !w->claim;
+}
+
+/*
+ * The acquire call for grant g (its token): the script, the token, our
+ * metadata (the exclusive scripts take it as their record's tail, built
+ * in rec, of HOLDER_RECORD_MAX bytes; the shared one field by field),
+ * how the request waits, and the tokens we inherited (for re-entrance).
+ * The fast path's way of waiting (acquire_fast()) is built in wait, of
  * LOCK_TOKEN_LEN + 2 bytes.
  */
 static void
-acquire_args(struct lock *l, const struct lock_waiter *w, struct args *a,
-    char *rec, char *wait)
+acquire_args(const struct lock *l, const struct lock_waiter *w,
+    const struct grant *g, struct args *a, char *rec, char *wait)
 {
-	if (!l->shared && l->n == 1 && !inherits(l) && !failover_guarded(l) &&
-	    l->delay == 0 && !l->replace) {
+	if (acquire_fast(l, w)) {
 		args_script(a, SCRIPT_ACQUIRE, &l->k);
-		args_put(a, ARG_ACQUIRE_TOKEN, l->token, LOCK_TOKEN_LEN);
+		args_put(a, ARG_ACQUIRE_TOKEN, g->token, LOCK_TOKEN_LEN);
 		args_put_num(a, ARG_ACQUIRE_TTL, l->ttl);
-		args_put(a, ARG_ACQUIRE_RECORD, rec, holder_record(l, rec));
+		args_put(a, ARG_ACQUIRE_RECORD, rec, holder_record(l, g, rec));
 		wait[0] = w->queued ? 'W' : 'w';
 		memcpy(wait + 1, w->id, LOCK_TOKEN_LEN + 1);
 		args_put(a, ARG_ACQUIRE_WAIT, wait, w->queued || w->mark_ms > 0 ?
 		    LOCK_TOKEN_LEN + 1 : 0);
 		return;
 	}
-	if (l->shared)
-		sh_acquire_args(l, w, a);
+	if (l->policy.shared)
+		sh_acquire_args(l, w, g, a);
 	else
-		acquire_any_args(l, w, a, rec);
-	inherited_args(l, a, l->shared ? ARG_SH_ACQUIRE_TOKENS :
+		acquire_any_args(l, w, g, a, rec);
+	inherited_args(l, a, l->policy.shared ? ARG_SH_ACQUIRE_TOKENS :
 	    ARG_ACQUIRE_ANY_TOKENS);
 }
 
-/* Release our token everywhere after a failed or interrupted attempt,
- * keeping the reason the attempt failed. */
+/* Release g's token everywhere after a failed or interrupted attempt of
+ * w's wait (within its -w deadline), keeping the reason the attempt
+ * failed. */
 static void
-undo(struct lock *l)
+undo(const struct lock *l, const struct lock_waiter *w, const struct grant *g)
 {
 	struct lock_outcome ignored = { 0 };
 	int others;
 
-	lock_release(l, l->token, 0, 0, &others, &ignored);
+	lock_release(l, &(struct release){ .token = g->token,
+	    .until = w->until }, &others, &ignored);
 }
 
 /*
@@ -285,11 +320,11 @@ held_back(const struct lock *l, const redisReply *p, struct lock_outcome *o)
 	return 1;
 }
 
-/* Tally an attempt's replies into l's grant and o; count[k] counts the
- * servers whose reply was of kind k (see acquire_kind()). */
+/* Tally an attempt's replies into its grant g and o; count[k] counts
+ * the servers whose reply was of kind k (see acquire_kind()). */
 static int
-tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
-    int count[3], char *inherited, size_t len)
+tally_try(const struct lock *l, struct conn_req *r, struct grant *g,
+    struct lock_outcome *o, int count[3], char *inherited, size_t len)
 {
 	int at_max = 0;
 
@@ -319,8 +354,8 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 				o->busy_pttl = t;
 			continue;
 		}
-		if (acquire_fence(p) > l->fence)
-			l->fence = acquire_fence(p);
+		if (acquire_fence(p) > g->fence)
+			g->fence = acquire_fence(p);
 		if (k == 2)
 			snprintf(inherited, len, "%s",
 			    reply_str(p, REPLY_TOKEN));
@@ -328,7 +363,7 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
 	/* Granting servers whose counter is already the fence. */
 	for (int i = 0; i < l->n; i++)
 		if (acquire_kind(r[i].reply) == 1 &&
-		    acquire_fence(r[i].reply) == l->fence)
+		    acquire_fence(r[i].reply) == g->fence)
 			at_max++;
 	return at_max;
 }
@@ -338,39 +373,41 @@ tally_try(struct lock *l, struct conn_req *r, struct lock_outcome *o,
  * one across a network in tens. */
 #define LOCK_ATTEMPT_MIN_MS 50
 
-/* When an attempt sent now stops waiting for its replies: the
+/* When an attempt sent at `sent` stops waiting for its replies: the
  * per-command timeout (and ahead_ms, see lock_try()), but never past
- * the caller's deadline (-w), which bounds the whole wait. */
+ * the waiter's deadline (-w), which bounds the whole wait. */
 static int64_t
-attempt_deadline(const struct lock *l, int64_t ahead_ms)
+attempt_deadline(const struct lock *l, const struct lock_waiter *w,
+    int64_t sent, int64_t ahead_ms)
 {
-	int64_t d = l->sent_at + l->op_timeout + ahead_ms, least;
+	int64_t d = sent + l->op_timeout + ahead_ms, least;
 
-	if (l->deadline < 0)
+	if (w->until <= 0)
 		return d;
 	/* Even at the deadline, time for a server to answer at all. */
-	least = l->sent_at + (l->op_timeout < LOCK_ATTEMPT_MIN_MS ?
+	least = sent + (l->op_timeout < LOCK_ATTEMPT_MIN_MS ?
 	    l->op_timeout : LOCK_ATTEMPT_MIN_MS);
-	return l->deadline < least ? least : l->deadline < d ? l->deadline : d;
+	return w->until < least ? least : w->until < d ? w->until : d;
 }
 
-/* Before an attempt: a fresh token unless !fresh, the waiter's name,
- * and an outcome with nothing in it yet. */
+/* Before an attempt: a fresh token in g unless !fresh, the waiter's
+ * name, a grant with no fence and the waiter's start, and an outcome
+ * with nothing in it yet. */
 static void
-try_begin(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
-    int fresh)
+try_begin(const struct lock *l, struct lock_waiter *w, struct grant *g,
+    struct lock_outcome *o, int fresh)
 {
 	uuid_t u;
 
 	if (fresh) {
 		uuid_generate_random(u);
-		uuid_unparse_lower(u, l->token);
+		uuid_unparse_lower(u, g->token);
 	}
 	/* A writer's place in the queue is named after its first token;
 	 * a standby's (--respawn) starts with 's' (status counts them). */
 	if (w->id[0] == '\0') {
-		memcpy(w->id, l->token, sizeof(w->id));
-		if (l->standby)
+		memcpy(w->id, g->token, sizeof(w->id));
+		if (l->policy.standby)
 			w->id[0] = 's';
 	}
 	o->err[0] = '\0';
@@ -378,19 +415,20 @@ try_begin(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
 	o->self_shared = 0;
 	o->busy_pttl = -1;
 	o->hold_ms = 0;
-	l->fence = 0;
+	g->fence = 0;
+	g->start_ms = w->start_ms;
 }
 
 /*
  * One attempt on every server at once, with a fresh token unless
- * !fresh (then l->token again).  On LOCK_HELD, l's grant (token, fence,
- * sent_at) describes it; on anything short of a quorum the token is
- * removed from every server again (a server that timed out may still
- * have granted it).  ahead_ms: see lock_try().
+ * !fresh (then g->token again).  On LOCK_HELD, g (token, fence,
+ * sent_at, granted_at) describes the grant; on anything short of a
+ * quorum the token is removed from every server again (a server that
+ * timed out may still have granted it).  ahead_ms: see lock_try().
  */
 static enum lock_result
-try_token(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
-    int intr_fd, int fresh, int64_t ahead_ms)
+try_token(const struct lock *l, struct lock_waiter *w, struct grant *g,
+    struct lock_outcome *o, int intr_fd, int fresh, int64_t ahead_ms)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -399,15 +437,15 @@ try_token(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
 	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
 	enum verdict v;
 
-	try_begin(l, w, o, fresh);
-	acquire_args(l, w, &a, rec, wait);
-	l->sent_at = clock_ms();
+	try_begin(l, w, g, o, fresh);
+	acquire_args(l, w, g, &a, rec, wait);
+	g->sent_at = clock_ms();
 	rc = quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
-	    .deadline = attempt_deadline(l, ahead_ms), .intr_fd = intr_fd,
-	    .settled = acquire_settled, .err = o->err,
+	    .deadline = attempt_deadline(l, w, g->sent_at, ahead_ms),
+	    .intr_fd = intr_fd, .settled = acquire_settled, .err = o->err,
 	    .errlen = sizeof(o->err) });
-	l->granted_at = clock_ms();
-	at_max = tally_try(l, r, o, count, inherited, sizeof(inherited));
+	g->granted_at = clock_ms();
+	at_max = tally_try(l, r, g, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took
 	 * nothing there: no need to give it back. */
 	for (int i = 0; i < l->n; i++)
@@ -419,20 +457,20 @@ try_token(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
 	else if (count[1] > 0)
 		w->queued = 0;
 	if (rc >= 0 && count[2] >= l->quorum) {
-		memcpy(l->token, inherited, sizeof(l->token));
+		memcpy(g->token, inherited, sizeof(g->token));
 		return LOCK_REENTRANT;
 	}
 	v = quorum_decide(l->n, count[1], count[0] + count[1] + count[2], 0);
 	if (rc >= 0 && v == VERDICT_YES &&
-	    lock_lease_end(l, l->sent_at) > l->granted_at) {
+	    lock_lease_end(l, g->sent_at) > g->granted_at) {
 		/* Counters that move together (the usual case: the same
 		 * servers grant every time) need no bump. */
-		if (at_max >= l->quorum || fence_bump(l, o) >= l->quorum)
+		if (at_max >= l->quorum || fence_bump(l, g, o) >= l->quorum)
 			return LOCK_HELD;
 		v = VERDICT_NONE;
 	}
 	if (count[1] > 0 || count[0] + count[1] + count[2] + unsent < l->n)
-		undo(l);
+		undo(l, w, g);
 	if (rc < 0)
 		return LOCK_INTERRUPTED;
 	if (v == VERDICT_NO && o->self_shared)
@@ -443,44 +481,46 @@ try_token(struct lock *l, struct lock_waiter *w, struct lock_outcome *o,
 }
 
 /*
- * One attempt with a fresh token: see try_token().  ahead_ms > 0: it
+ * One attempt of w's wait with a fresh token, into the caller's grant g:
+ * see try_token().  ahead_ms > 0: it
  * goes out behind a command queued ahead of it (conn_queue_ahead())
  * that may take that long to answer, wait.c's BLPOP, so that the server
  * makes the attempt the moment the wait ends.  Its lease counts from
  * when both were sent: keep ahead_ms well under the TTL.
  */
 enum lock_result
-lock_try(struct lock *l, struct lock_waiter *w, int64_t ahead_ms,
-    struct lock_outcome *o, int intr_fd)
+lock_try(const struct lock *l, struct lock_waiter *w, int64_t ahead_ms,
+    struct grant *g, struct lock_outcome *o, int intr_fd)
 {
-	return try_token(l, w, o, intr_fd, 1, ahead_ms);
+	return try_token(l, w, g, o, intr_fd, 1, ahead_ms);
 }
 
 /*
- * After a suspension, before the command may run again: renew our
- * token's lease, or take the lock again with the same token if it has
- * become free.  Returns LOCK_HELD (l->sent_at is the renewal's send
- * time), LOCK_BUSY (someone else holds it) or LOCK_UNAVAILABLE.
+ * After a suspension, before the command may run again: renew grant g's
+ * lease, or take the lock again with the same token if it has become
+ * free.  Returns LOCK_HELD (g->sent_at is the renewal's send time),
+ * LOCK_BUSY (someone else holds it) or LOCK_UNAVAILABLE.
  */
 enum lock_result
-lock_retake(struct lock *l, struct lock_outcome *o)
+lock_retake(const struct lock *l, struct grant *g, struct lock_outcome *o)
 {
 	int64_t sent = clock_ms();
-	int lost, ok = lock_renew(l, sent + l->op_timeout, lock_record_ms(l),
-	    &lost, o);
+	int lost, ok = lock_renew(l, g->token, sent + l->op_timeout,
+	    lock_record_ms(l), &lost, o);
 
 	if (ok < l->quorum && lost) {
-		/* Not a waiter: a busy answer ends it (75). */
-		struct lock_waiter none = { .id = "" };
-		enum lock_result res = try_token(l, &none, o, -1, 0, 0);
+		/* Not a waiter: a busy answer ends it (75); its record
+		 * keeps the grant's start. */
+		struct lock_waiter none = { .id = "", .start_ms = g->start_ms };
+		enum lock_result res = try_token(l, &none, g, o, -1, 0, 0);
 		if (res != LOCK_HELD)
 			return res;
 		sent = clock_ms();
-		ok = lock_renew(l, sent + l->op_timeout, lock_record_ms(l),
-		    &lost, o);
+		ok = lock_renew(l, g->token, sent + l->op_timeout,
+		    lock_record_ms(l), &lost, o);
 	}
 	if (ok >= l->quorum) {
-		l->sent_at = sent;
+		g->sent_at = sent;
 		return LOCK_HELD;
 	}
 	return lost ? LOCK_BUSY : LOCK_UNAVAILABLE;

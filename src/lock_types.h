@@ -1,5 +1,7 @@
 /* lock_types.h - the types the lock's family shares: what a lock is
- * (struct lock), a waiter's place in its queues, and what became of an
+ * (struct lock, with its struct lock_policy), what an attempt returns
+ * (struct grant), what a release needs (struct release), a waiter's
+ * place in its queues and the state of its wait, and what became of an
  * operation.  lock.c takes the lock; hold.c, holder.c and failover.c
  * work on the same types, which is why they live here and not in
  * lock.h: those files' headers include this one, and lock.c includes
@@ -35,7 +37,31 @@ struct lock_meta {
 	int64_t start_ms;	/* wall clock */
 };
 
-/* What a lock is, and who we are when we hold it.  Set up once. */
+/*
+ * How the lock is taken and held: the options that say so, set once
+ * with the lock (lock_setup()) and read everywhere after.  --replace is
+ * not here: whether a wait claims NAME is the waiter's (struct
+ * lock_waiter), since only the first round of --respawn claims it.
+ */
+struct lock_policy {
+	const char *held;	/* tokens inherited from REDLOCK_HELD, or NULL */
+	int shared;		/* -s or --limit: a shared hold */
+	long limit;		/* --limit N, or 0: any number of shared holders */
+	/* Scheduling (SCHEDULING in redlock-scheduling(7); proto.c says
+	 * how the servers keep it). */
+	int64_t delay;		/* --lock-delay: ms that a loss of our grant
+				 * holds NAME back; recorded with the grant */
+	int standby;		/* --respawn: our waiter ids say so */
+	int fair;		/* --fair: wait in the queue (fair.c) */
+};
+
+/*
+ * What a lock is, and who we are when we hold it: written by lock_init()
+ * and lock_setup() only, and read through a const pointer everywhere
+ * else.  What an attempt produces is a struct grant, the caller's; what
+ * a wait keeps between attempts is its struct lock_waiter; what a
+ * release needs is its struct release.
+ */
 struct lock {
 	struct conn *conns;	/* one a server; not owned */
 	int n, quorum;
@@ -44,38 +70,55 @@ struct lock {
 	size_t namelen;
 	int64_t ttl;
 	int64_t op_timeout;	/* per-command deadline for one attempt */
-	int64_t deadline;	/* no attempt waits past it (-w); -1: none */
-	const char *held;	/* tokens inherited from REDLOCK_HELD, or NULL */
-	struct lock_meta meta;
-	int shared;		/* -s or --limit: a shared hold */
-	long limit;		/* --limit N, or 0: any number of shared holders */
-	/* Scheduling (SCHEDULING in redlock-scheduling(7); proto.c says how the servers keep
-	 * it). */
-	int64_t delay;		/* --lock-delay: ms that a loss of our grant
-				 * holds NAME back; recorded with the grant */
-	int replace;		/* --replace: claim NAME ahead of waiters */
-	int replace_told;	/* what -v said of it (replace.c) */
-	long long replace_since;	/* the claim's since, server ms (0:
-					 * not asserted yet; replace.c) */
-	int standby;		/* --respawn: our waiter ids say so */
-	int fair;		/* --fair: wait in the queue (fair.c) */
+	struct lock_meta meta;	/* who we are (its start_ms is 0: a run's
+				 * start is its grant's) */
+	struct lock_policy policy;
+};
+
+/*
+ * The grant, after LOCK_HELD or LOCK_REENTRANT: what an attempt
+ * (lock_try(), lock_retake()) returns to its caller, the run or the
+ * verb, which owns it.  A grant zeroed by construction is one that was
+ * never held (fence 0).
+ */
+struct grant {
+	char token[LOCK_TOKEN_LEN + 1];
+	long long fence;
+	int64_t sent_at;	/* clock_ms() when the winning attempt was sent
+				 * (after lock_retake(), the renewal's) */
+	int64_t granted_at;	/* clock_ms() when its replies were in */
+	int64_t start_ms;	/* wall clock: the start its holder record
+				 * shows (the waiter's) */
+};
+
+/*
+ * What a release needs beyond the lock (lock_release(); an extend and
+ * an expiry take its token, brief and until): whose hold, how long to
+ * leave it, how long to try, and a success of --once-per to record
+ * with it.
+ */
+struct release {
+	const char *token;
+	int64_t keep_ms;	/* > 0: leave the lease to expire then
+				 * (--min-hold) */
+	int brief;		/* one short try: after a loss the servers
+				 * may be unreachable */
+	int64_t until;		/* try no longer (clock_ms(): the -w deadline
+				 * of a wait that gives back a failed
+				 * attempt); 0: none */
 	int64_t done_period;	/* > 0: the release records a success of
 				 * --once-per with this period */
 	int64_t done_since;	/* clock_ms() when --once-per found the
 				 * period open: the success is that
 				 * period's (once.c) */
-	/* The grant, after LOCK_HELD or LOCK_REENTRANT. */
-	char token[LOCK_TOKEN_LEN + 1];
-	long long fence;
-	int64_t sent_at;	/* clock_ms() when the winning attempt was sent */
-	int64_t granted_at;	/* clock_ms() when its replies were in */
 };
 
 /*
  * A waiter's place in the lock's queues (proto.c says how the servers
- * keep them): wait.c owns it for the length of one wait, and each
- * attempt of that wait carries it (lock_try()).  An exclusive waiter is
- * queued as a writer, so that shared requests wait behind it.
+ * keep them), and what else one wait keeps between its attempts: wait.c
+ * owns it for the length of one wait, and each attempt of that wait
+ * carries it (lock_try()).  An exclusive waiter is queued as a writer,
+ * so that shared requests wait behind it.
  */
 struct lock_waiter {
 	char id[LOCK_TOKEN_LEN + 1];	/* the queue entry's id: the first
@@ -87,6 +130,16 @@ struct lock_waiter {
 	int queued;		/* entries (writers, waiters) may be on the
 				 * servers */
 	int woken;		/* this attempt follows a wake-up */
+	int64_t until;		/* the -w deadline (clock_ms()): no attempt
+				 * waits past it; 0: none */
+	int64_t start_ms;	/* wall clock when the wait began: the start
+				 * of the holder record (grant.start_ms) */
+	/* --replace (replace.c): whether this wait claims NAME ahead of the
+	 * other waiters, and how the claim stands. */
+	int claim;		/* 1: it does (until a later claim wins) */
+	int claim_told;		/* what -v said of it */
+	long long claim_since;	/* the claim's since, server ms (0: not
+				 * asserted yet) */
 };
 
 /* What became of one operation, beyond its return value. */

@@ -126,12 +126,41 @@ no_run(int rc, const char *err)
 	return EXIT_USAGE;
 }
 
-/* Connect to the servers lazily (conn.c) and do what was asked. */
+/* Who we are to the servers (struct lock_meta) for the forms that take
+ * the lock, in m; NULL for the verbs that take nothing. */
+static const struct lock_meta *
+holder_of(const struct config *cfg, struct lock_meta *m)
+{
+	if (cfg->verb == VERB_RUN)
+		run_holder(cfg, m);
+	else if (cfg->verb == VERB_ACQUIRE)
+		verbs_holder(cfg, m);
+	else
+		return NULL;
+	return m;
+}
+
+/* How the lock is taken and held: set once, with the lock. */
+static struct lock_policy
+policy_of(const struct config *cfg)
+{
+	return (struct lock_policy){
+		.held = getenv("REDLOCK_HELD"), .shared = cfg->shared,
+		.limit = cfg->limit, .delay = cfg->lock_delay,
+		.standby = cfg->verb == VERB_RUN && cfg->respawn,
+		.fair = cfg->fair,
+	};
+}
+
+/* Connect to the servers lazily (conn.c), set the lock up once and do
+ * what was asked. */
 static int
 dispatch(const struct config *cfg, int *die_by)
 {
 	struct conn *conns = calloc((size_t)cfg->nurls, sizeof(*conns));
 	struct lock lock = { 0 };
+	struct lock_policy policy = policy_of(cfg);
+	struct lock_meta meta;
 	char err[512];
 	int code, n = cfg->nurls;
 
@@ -160,15 +189,11 @@ dispatch(const struct config *cfg, int *die_by)
 		log_error("out of memory");
 		code = EXIT_INTERNAL;
 	} else {
-		lock.held = getenv("REDLOCK_HELD");
-		lock.shared = cfg->shared;
-		lock.limit = cfg->limit;
-		lock.delay = cfg->lock_delay;
-		lock.replace = cfg->replace;
-		lock.fair = cfg->fair;
+		lock_setup(&lock, &policy, holder_of(cfg, &meta));
 		code = cfg->verb != VERB_RUN ? verbs_run(cfg, &lock, die_by) :
 		    cfg->respawn ? respawn_run(cfg, &lock, die_by) :
-		    run_command(cfg, &lock, die_by);
+		    run_command(cfg, &lock, cfg->replace,
+		    &(struct grant){ .fence = 0 }, die_by);
 	}
 	lock_free(&lock);
 	for (int i = 0; i < cfg->nurls; i++) {

@@ -36,13 +36,15 @@
 #define MONITOR_END_PATIENCE_MS 5000
 
 void
-monitor_begin(struct monitor *m, const struct config *c, struct lock *l)
+monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
+    const struct grant *g)
 {
 	uuid_t u;
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = c;
 	m->lock = l;
+	m->grant = g;
 	m->begin = clock_ms();
 	m->start_fd = -1;
 	if (c->on_start != NULL || c->on_exit != NULL) {
@@ -79,7 +81,7 @@ hook(struct monitor *m, const char *cmd, const char *outcome, int code)
 	struct hook_info h = {
 		.event = outcome ? "exit" : "start", .name = c->name,
 		.host = m->lock->meta.host, .run_id = m->run_id,
-		.fence = m->acquired ? m->lock->fence : 0, .outcome = outcome,
+		.fence = m->acquired ? m->grant->fence : 0, .outcome = outcome,
 		.exit_status = code,
 		.wait_ms = (m->acquired ? m->acquired : now) - m->begin,
 		.run_ms = m->started ? now - m->started : 0,
@@ -150,7 +152,7 @@ ended(struct monitor *m, enum outcome o, int code)
 		.wait_ms = (m->acquired ? m->acquired : now) - m->begin,
 	};
 	struct record_run run = { o, code, m->started ? e.run_ms : -1,
-	    e.wait_ms };
+	    e.wait_ms, m->grant->fence };
 	char err[384];
 
 	metrics(m, &e, MONITOR_END_PATIENCE_MS);
@@ -168,7 +170,7 @@ ended(struct monitor *m, enum outcome o, int code)
  * holder, or the earliest of the shared ones; for a free NAME, what
  * holds it back, as status says it (a lock-delay, a --replace claim). */
 static void
-skip_alert(const struct config *c, struct lock *l, long long n,
+skip_alert(const struct config *c, const struct lock *l, long long n,
     const struct record_holder *h)
 {
 	char user[128], host[512], since[32], ago[32], others[64] = "";

@@ -12,7 +12,8 @@
 
 struct monitor {
 	const struct config *cfg;
-	struct lock *lock;
+	const struct lock *lock;
+	const struct grant *grant;	/* the run's: its fence, once held */
 	int64_t begin;		/* clock_ms() when the run form began */
 	int64_t acquired;	/* clock_ms() when the lock was held, or 0 */
 	int64_t started;	/* clock_ms() when the command started, or 0 */
@@ -24,7 +25,7 @@ struct monitor {
 };
 
 void monitor_begin(struct monitor *m, const struct config *c,
-    struct lock *l);
+    const struct lock *l, const struct grant *g);
 void monitor_acquired(struct monitor *m);
 void monitor_starting(struct monitor *m);
 void monitor_started(struct monitor *m, int code);

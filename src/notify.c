@@ -113,7 +113,7 @@ holder_words(const struct lock_meta *m, char *buf, size_t len)
  * held back, what holds it back, in status's words; "" when they do
  * not agree on a holder and hold nothing back. */
 static void
-holder_status(struct lock *l, char *buf, size_t len)
+holder_status(const struct lock *l, char *buf, size_t len)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
@@ -150,7 +150,7 @@ holder_status(struct lock *l, char *buf, size_t len)
  * used.
  */
 void
-notify_waiting(struct lock *l, enum lock_result res,
+notify_waiting(const struct lock *l, enum lock_result res,
     const struct lock_outcome *o)
 {
 	char msg[NOTIFY_MSG_MAX], name[512], why[NOTIFY_MSG_MAX / 2];
@@ -200,7 +200,7 @@ notify_running(const struct lock *l)
 	snprintf(msg, sizeof(msg), "%sSTATUS=holding lock '%s'%s, "
 	    "running %s", notify.ready ? "" : "READY=1\n",
 	    print_escape(l->name, name, sizeof(name)),
-	    l->shared ? " shared" : "",
+	    l->policy.shared ? " shared" : "",
 	    print_escape(l->meta.cmd, cmd, sizeof(cmd)));
 	notify_send(msg);
 	memcpy(notify.status, msg, sizeof(msg));

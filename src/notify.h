@@ -6,7 +6,7 @@
 #include "lock.h"
 
 void notify_init(void);
-void notify_waiting(struct lock *l, enum lock_result res,
+void notify_waiting(const struct lock *l, enum lock_result res,
     const struct lock_outcome *o);
 void notify_running(const struct lock *l);
 void notify_pausing(const struct lock *l, int round, int code,

@@ -39,7 +39,7 @@
  * quorum answered (o->err says why).
  */
 static int
-once_done(struct lock *l, int64_t period, long long *when,
+once_done(const struct lock *l, int64_t period, long long *when,
     struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
@@ -67,13 +67,16 @@ once_done(struct lock *l, int64_t period, long long *when,
 }
 
 /*
- * Right after the lock was taken (held: by us, not re-entrant): skip the
- * command when NAME already succeeded this period.  Returns the exit
- * status to end with (the conflict status, or 69 when the servers
- * cannot say) after giving the lock back, or -1 to run the command.
+ * Right after the lock was taken (grant g; held: by us, not
+ * re-entrant): skip the command when NAME already succeeded this
+ * period.  Returns the exit status to end with (the conflict status, or
+ * 69 when the servers cannot say) after giving the lock back, or -1 to
+ * run the command, with *since the clock_ms() at which the period was
+ * found open (for the release, or once_mark(), to record a success in).
  */
 int
-once_skip(const struct config *c, struct lock *l, int held)
+once_skip(const struct config *c, const struct lock *l, const struct grant *g,
+    int held, int64_t *since)
 {
 	struct lock_outcome o = { 0 }, ro = { 0 };
 	long long when = 0;
@@ -83,11 +86,12 @@ once_skip(const struct config *c, struct lock *l, int held)
 	/* The answer came after the server looked: a success recorded as
 	 * this long ago is never in an earlier period than the one found
 	 * open. */
-	l->done_since = clock_ms();
+	*since = clock_ms();
 	if (done == 0)
 		return -1;
 	if (held)
-		lock_release(l, l->token, 0, 0, &others, &ro);
+		lock_release(l, &(struct release){ .token = g->token }, &others,
+		    &ro);
 	if (done < 0) {
 		log_error("%s", o.err[0] ? o.err : "no quorum of servers");
 		return EXIT_UNAVAILABLE;
@@ -101,13 +105,15 @@ once_skip(const struct config *c, struct lock *l, int held)
 }
 
 /*
- * A re-entrant run (its enclosing redlock holds the lock, l->token)
- * succeeded: record it for the period once_skip() found open, as the
- * release of a run of its own would.  Returns how many servers recorded
- * it; fewer than a quorum is said on stderr (the period may stay open).
+ * A re-entrant run (its enclosing redlock holds the lock, g->token)
+ * succeeded: record it for the period once_skip() found open at since,
+ * as the release of a run of its own would.  Returns how many servers
+ * recorded it; fewer than a quorum is said on stderr (the period may
+ * stay open).
  */
 int
-once_mark(const struct config *c, struct lock *l)
+once_mark(const struct config *c, const struct lock *l, const struct grant *g,
+    int64_t since)
 {
 	struct conn_req r[l->n];
 	struct lock_outcome o = { 0 };
@@ -115,9 +121,9 @@ once_mark(const struct config *c, struct lock *l)
 	int ok = 0;
 
 	args_script(&a, SCRIPT_ONCE_MARK, &l->k);
-	args_put_str(&a, ARG_ONCE_MARK_TOKEN, l->token);
+	args_put_str(&a, ARG_ONCE_MARK_TOKEN, g->token);
 	args_put_num(&a, ARG_ONCE_MARK_PERIOD, c->once_per);
-	args_put_num(&a, ARG_ONCE_MARK_AGE, clock_ms() - l->done_since);
+	args_put_num(&a, ARG_ONCE_MARK_AGE, clock_ms() - since);
 	lock_round(l, &a, r, clock_ms() + LEASE_VERB_TIMEOUT_MS, &o);
 	for (int i = 0; i < l->n; i++)
 		ok += r[i].reply != NULL &&

@@ -2,10 +2,14 @@
 #ifndef REDLOCK_ONCE_H
 #define REDLOCK_ONCE_H
 
+#include <stdint.h>
+
 #include "config.h"
 #include "lock.h"
 
-int once_skip(const struct config *c, struct lock *l, int held);
-int once_mark(const struct config *c, struct lock *l);
+int once_skip(const struct config *c, const struct lock *l,
+    const struct grant *g, int held, int64_t *since);
+int once_mark(const struct config *c, const struct lock *l,
+    const struct grant *g, int64_t since);
 
 #endif

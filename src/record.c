@@ -60,7 +60,7 @@ record_key(const char *key, size_t keylen, size_t *len)
  * answered with something other than an error.
  */
 static int
-record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
+record_exec(const struct lock *l, struct args *a, struct conn_req *r, char *err,
     size_t errlen)
 {
 	static char sha[41];
@@ -106,7 +106,7 @@ record_exec(struct lock *l, struct args *a, struct conn_req *r, char *err,
 /* Start a's vector: EVALSHA, the keys, and the ARGV every call has.
  * Returns -1 when out of memory (*rk is then NULL). */
 static int
-record_args(struct lock *l, struct args *a, char **rk, enum outcome o)
+record_args(const struct lock *l, struct args *a, char **rk, enum outcome o)
 {
 	size_t rl;
 
@@ -134,10 +134,10 @@ record_args(struct lock *l, struct args *a, char **rk, enum outcome o)
 
 /*
  * Keep run as NAME's last run (the holder's metadata in l->meta, the
- * fence in l->fence).  Returns 0, or -1 with the reason in err.
+ * fence in run->fence).  Returns 0, or -1 with the reason in err.
  */
 int
-record_run(struct lock *l, const struct record_run *run, char *err,
+record_run(const struct lock *l, const struct record_run *run, char *err,
     size_t errlen)
 {
 	struct conn_req r[l->n];
@@ -155,7 +155,7 @@ record_run(struct lock *l, const struct record_run *run, char *err,
 	args_put_num(&a, ARG_RECORD_EXIT_STATUS, run->exit_status);
 	args_put_num(&a, ARG_RECORD_DURATION, run->run_ms);
 	args_put_num(&a, ARG_RECORD_WAIT, run->wait_ms);
-	args_put_num(&a, ARG_RECORD_FENCE, l->fence);
+	args_put_num(&a, ARG_RECORD_FENCE, run->fence);
 	ok = record_exec(l, &a, r, err, errlen);
 	conn_req_clear(r, l->n);
 	free(rk);
@@ -185,7 +185,7 @@ holder_of(const redisReply *p, struct record_holder *h)
  * who holds NAME in *h; or -1 with the reason in err.
  */
 long long
-record_skip(struct lock *l, enum outcome o, struct record_holder *h,
+record_skip(const struct lock *l, enum outcome o, struct record_holder *h,
     char *err, size_t errlen)
 {
 	struct conn_req r[l->n];
@@ -323,7 +323,7 @@ record_free(struct record *rec)
  * written one.  Returns 1 found, 0 none, -1 no server answered.
  */
 int
-record_read(struct lock *l, struct record *rec)
+record_read(const struct lock *l, struct record *rec)
 {
 	struct conn_req r[l->n];
 	struct args a = { .script = -1 };

@@ -27,6 +27,7 @@ struct record_run {
 	int exit_status;
 	int64_t run_ms;		/* how long the command ran; -1: it did not */
 	int64_t wait_ms;	/* how long the lock was waited for */
+	long long fence;	/* its grant's */
 };
 
 /* Who held NAME when an attempt found it busy. */
@@ -40,11 +41,11 @@ struct record_holder {
 	int64_t start_ms;
 };
 
-int record_run(struct lock *l, const struct record_run *run, char *err,
+int record_run(const struct lock *l, const struct record_run *run, char *err,
     size_t errlen);
-long long record_skip(struct lock *l, enum outcome o,
+long long record_skip(const struct lock *l, enum outcome o,
     struct record_holder *h, char *err, size_t errlen);
-int record_read(struct lock *l, struct record *rec);
+int record_read(const struct lock *l, struct record *rec);
 int record_parse(const void *reply, struct record *rec);
 void record_free(struct record *rec);
 void record_text(const struct record *rec);

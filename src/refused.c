@@ -59,7 +59,7 @@ refused_conflict(const struct config *c, const char *msg)
  * not held by someone else.
  */
 int
-refused_report(const struct config *c, struct lock *l,
+refused_report(const struct config *c, const struct lock *l,
     enum lock_result res, const struct lock_outcome *o, int *die_by)
 {
 	char m[256 + CONFIG_NAME_MAX], why[128];

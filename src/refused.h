@@ -5,7 +5,7 @@
 #include "config.h"
 #include "lock.h"
 
-int refused_report(const struct config *c, struct lock *l,
+int refused_report(const struct config *c, const struct lock *l,
     enum lock_result res, const struct lock_outcome *o, int *die_by);
 void refused_conflict(const struct config *c, const char *msg);
 

@@ -35,6 +35,7 @@
 
 struct renew {
 	const struct lock *lock;
+	char token[LOCK_TOKEN_LEN + 1];	/* the grant's */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	int stop_fd[2];		/* main writes to [1] to stop the thread */
@@ -112,10 +113,10 @@ renew_main(void *arg)
 		 * which ends at the latest ttl after its reply; with
 		 * --lock-delay by exactly the delay, so every renewal sets
 		 * it (proto.c). */
-		int64_t record_ms = l->delay > 0 ||
+		int64_t record_ms = l->policy.delay > 0 ||
 		    sent + timeout + l->ttl >= record_end ? lock_record_ms(l) : 0;
-		int lost, ok = lock_renew(l, sent + timeout, record_ms, &lost,
-		    &o);
+		int lost, ok = lock_renew(l, r->token, sent + timeout,
+		    record_ms, &lost, &o);
 
 		if (ok >= l->quorum) {
 			if (record_ms > 0)
@@ -145,14 +146,16 @@ renew_main(void *arg)
 }
 
 /*
- * Start renewing l, whose last grant or renewal was sent at `sent`,
+ * Start renewing grant g of l, whose last grant or renewal was sent at
+ * g->sent_at,
  * telling each new lease end to the guard on guard_fd (-1: none).  The
  * thread uses l's connections until renew_stop(); it blocks every
  * signal, so that handlers run in the main thread.  Returns NULL on
  * failure (errno set).
  */
 struct renew *
-renew_start(const struct lock *l, int64_t sent, int notify_fd, int guard_fd)
+renew_start(const struct lock *l, const struct grant *g, int notify_fd,
+    int guard_fd)
 {
 	struct renew *r = calloc(1, sizeof(*r));
 	sigset_t all, old;
@@ -165,9 +168,10 @@ renew_start(const struct lock *l, int64_t sent, int notify_fd, int guard_fd)
 	for (int i = 0; i < l->n; i++)
 		cluster_watch(&l->conns[i]);
 	r->lock = l;
+	memcpy(r->token, g->token, sizeof(r->token));
 	r->notify_fd = notify_fd;
 	r->guard_fd = guard_fd;
-	r->sent = sent;
+	r->sent = g->sent_at;
 	if (pipe2(r->stop_fd, O_CLOEXEC) < 0) {
 		free(r);
 		return NULL;

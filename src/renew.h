@@ -9,8 +9,8 @@
 
 struct renew;
 
-struct renew *renew_start(const struct lock *l, int64_t sent, int notify_fd,
-    int guard_fd);
+struct renew *renew_start(const struct lock *l, const struct grant *g,
+    int notify_fd, int guard_fd);
 int64_t renew_lease_end(struct renew *r);
 int renew_lost(struct renew *r, char *why, size_t len);
 int renew_stop_asked(struct renew *r);

@@ -44,11 +44,12 @@
  * two attempts of a waiter. */
 #define REPLACE_ROUND_MS 1000
 
-/* Ask the holders of NAME to stop and claim it for l's waiter id (set by
- * the busy attempt before).  Best effort: a round that fails is made
- * again after the next attempt. */
+/* Ask the holders of NAME to stop and claim it for w's id (set by the
+ * busy attempt before); the claim's state is w's (its since, what -v
+ * said, and whether it still claims).  Best effort: a round that fails
+ * is made again after the next attempt. */
 void
-replace_claim(struct lock *l, const struct lock_waiter *w)
+replace_claim(const struct lock *l, struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
 	struct args a;
@@ -60,7 +61,7 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 	args_put_num(&a, ARG_STOP_MARGIN_MS, REPLACE_STOP_MARGIN_MS);
 	args_put(&a, ARG_STOP_WAITER, w->id, LOCK_TOKEN_LEN);
 	args_put_num(&a, ARG_STOP_CLAIM_MS, PROTO_CLAIM_MS);
-	args_put_num(&a, ARG_STOP_SINCE_MS, l->replace_since);
+	args_put_num(&a, ARG_STOP_SINCE_MS, w->claim_since);
 	lock_round(l, &a, r, clock_ms() + REPLACE_ROUND_MS, NULL);
 	for (int i = 0; i < l->n; i++) {
 		const redisReply *p = r[i].reply;
@@ -77,20 +78,20 @@ replace_claim(struct lock *l, const struct lock_waiter *w)
 			since = reply_int(p, REPLY_STOP_SINCE);
 	}
 	conn_req_clear(r, l->n);
-	if (l->replace_since == 0)
-		l->replace_since = since;
+	if (w->claim_since == 0)
+		w->claim_since = since;
 	if (later) {
 		log_info("--replace: a later --replace claimed lock '%s': "
 		    "waiting for it as any waiter", l->name);
-		l->replace = 0;
+		w->claim = 0;
 		return;
 	}
 	/* Said once: the request and the claim are made every round. */
-	if (asked > 0 && !(l->replace_told & 1))
+	if (asked > 0 && !(w->claim_told & 1))
 		log_info("--replace: asked %lld holder%s of lock '%s' to stop",
 		    asked, asked == 1 ? "" : "s", l->name);
-	else if (foreign && !(l->replace_told & 2))
+	else if (foreign && !(w->claim_told & 2))
 		log_info("--replace: lock '%s' is held by another client, which "
 		    "cannot be asked to stop: waiting for its release", l->name);
-	l->replace_told |= (asked > 0) | foreign << 1;
+	w->claim_told |= (asked > 0) | foreign << 1;
 }

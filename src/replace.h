@@ -4,6 +4,6 @@
 
 #include "lock.h"
 
-void replace_claim(struct lock *l, const struct lock_waiter *w);
+void replace_claim(const struct lock *l, struct lock_waiter *w);
 
 #endif

@@ -87,25 +87,26 @@ asked_to_end(int ended_before, int die_by)
 /* The standby loop; returns the exit status as run_command() does.
  * systemd hears STOPPING=1 only here, when the standby ends. */
 static int
-rounds(const struct config *c, struct lock *l, int *die_by)
+rounds(const struct config *c, const struct lock *l, int *die_by)
 {
 	int64_t pause = RESPAWN_BACKOFF_MS;
 
-	l->standby = 1;
 	for (int round = 0;; round++) {
 		int ended = sig_end_asked(), code, sig;
 		int64_t start = clock_ms();
+		/* Each round takes the lock afresh: a fence of 0 after it
+		 * says that the round never held it. */
+		struct grant g = { .fence = 0 };
 
-		l->fence = 0;
-		code = run_command(c, l, die_by);
-		/* --replace takes NAME over once: later rounds are a standby's. */
-		l->replace = 0;
+		/* --replace takes NAME over once: later rounds are a
+		 * standby's. */
+		code = run_command(c, l, round == 0 && c->replace, &g, die_by);
 		if (asked_to_end(ended, *die_by) ||
-		    (code > EXIT_SIGNAL_BASE && l->fence == 0 && *die_by > 0))
+		    (code > EXIT_SIGNAL_BASE && g.fence == 0 && *die_by > 0))
 			return code;
 		*die_by = 0;
-		if (l->fence > 0 && (code == EXIT_LOST ||
-		    clock_ms() - l->granted_at >= RESPAWN_STEADY_MS))
+		if (g.fence > 0 && (code == EXIT_LOST ||
+		    clock_ms() - g.granted_at >= RESPAWN_STEADY_MS))
 			pause = RESPAWN_BACKOFF_MS;
 		log_info("--respawn: round %d ended with status %d after %lld ms; "
 		    "campaigning again in %lld ms", round + 1, code,
@@ -123,7 +124,7 @@ rounds(const struct config *c, struct lock *l, int *die_by)
 /* --respawn: the standby loop (rounds()); returns the exit status as
  * run_command() does. */
 int
-respawn_run(const struct config *c, struct lock *l, int *die_by)
+respawn_run(const struct config *c, const struct lock *l, int *die_by)
 {
 	int code = rounds(c, l, die_by);
 

@@ -6,6 +6,6 @@
 #include "config.h"
 #include "lock.h"
 
-int respawn_run(const struct config *c, struct lock *l, int *die_by);
+int respawn_run(const struct config *c, const struct lock *l, int *die_by);
 
 #endif

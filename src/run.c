@@ -33,9 +33,9 @@
  * reached one closes its period: at most one a period, whatever else
  * the release missed. */
 static const char *
-once_words(const struct lock *l, int ok)
+once_words(const struct release *rel, int ok)
 {
-	if (l->done_period <= 0)
+	if (rel->done_period <= 0)
 		return "";
 	return ok > 0 ? "; the run's success was recorded: this period of "
 	    "--once-per is closed" : "; the run's success was not recorded: "
@@ -45,33 +45,38 @@ once_words(const struct lock *l, int ok)
 /*
  * Release the lock as soon as the command is done, so that a waiter
  * gets it at once; with --min-hold leave it to expire later instead.
- * The renewal thread has been stopped, so the connections are ours and
- * nothing can extend the lease behind our back.
+ * done: a success of --once-per to record with the release (its period,
+ * 0: none, and since when the period was found open).  The renewal
+ * thread has been stopped, so the connections are ours and nothing can
+ * extend the lease behind our back.
  */
 static void
-finish(const struct run *r)
+finish(const struct run *r, int64_t done_period, int64_t done_since)
 {
 	const struct config *c = r->cfg;
-	struct lock *l = r->lock;
+	const struct lock *l = r->lock;
+	const struct grant *g = r->grant;
 	struct lock_outcome o = { 0 };
-	int64_t keep = r->lost ? 0 : c->min_hold - (clock_ms() - l->granted_at);
+	int64_t keep = r->lost ? 0 : c->min_hold - (clock_ms() - g->granted_at);
+	struct release rel = { .token = g->token,
+	    .keep_ms = keep > 0 ? keep : 0, .brief = r->lost,
+	    .done_period = done_period, .done_since = done_since };
 	int ok, others;
 
 	/* After a loss the servers may be unreachable: try once, briefly,
 	 * in case the key is still ours.  With --lock-delay a loss ends the
 	 * lease as an expiry does, so that the delay holds: what the
 	 * command set in motion before it was stopped may still land. */
-	if (r->lost && l->delay > 0) {
-		lock_expire(l, l->token, &others, &o);
+	if (r->lost && l->policy.delay > 0) {
+		lock_expire(l, g->token, &others, &o);
 		log_info("lock '%s' left to expire: --lock-delay holds it back",
 		    c->name);
 		return;
 	}
-	ok = lock_release(l, l->token, keep > 0 ? keep : 0, r->lost, &others,
-	    &o);
+	ok = lock_release(l, &rel, &others, &o);
 	if (ok < l->quorum && !r->lost)
 		log_error("could not release lock '%s'%s%s%s", c->name,
-		    o.err[0] ? ": " : "", o.err, once_words(l, ok));
+		    o.err[0] ? ": " : "", o.err, once_words(&rel, ok));
 	else
 		log_info("released lock '%s'", c->name);
 }
@@ -84,7 +89,7 @@ spawn(const struct config *c, struct run *r)
 {
 	char *shell_argv[] = { "/bin/sh", "-c", (char *)c->shell, NULL };
 	char *const *argv = c->cmd != NULL ? c->cmd : shell_argv;
-	char **env = holder_env(r->lock);
+	char **env = holder_env(r->lock, r->grant);
 	int rc;
 
 	if (env == NULL) {
@@ -108,39 +113,52 @@ spawn(const struct config *c, struct run *r)
 	return r->child.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
 
+/* The holder that the run form records (lock_setup()): this redlock,
+ * and its command as --label and --store-args say. */
+void
+run_holder(const struct config *c, struct lock_meta *m)
+{
+	holder_meta(m, (long)getpid());
+	holder_command(m, c->label, c->shell, c->cmd, c->store_args);
+}
+
 /*
- * The run form.  Returns the exit status; *die_by is set to the signal
- * that killed the command when redlock should die of it too (it has no
- * status of its own to report), negated when its whole process group
- * should, else 0.
+ * The run form, its wait claiming NAME when claim is set (--replace),
+ * into the caller's grant g (fresh: zeroed; a fence of 0 after it
+ * returns says that the lock was never held).  Returns the exit status;
+ * *die_by is set to the signal that killed the command when redlock
+ * should die of it too (it has no status of its own to report), negated
+ * when its whole process group should, else 0.
  */
 int
-run_command(const struct config *c, struct lock *l, int *die_by)
+run_command(const struct config *c, const struct lock *l, int claim,
+    struct grant *g, int *die_by)
 {
 	struct lock_outcome o = { 0 };
 	enum lock_result res;
 	struct monitor mon;
 	struct run r;
-	int status, code;
+	int64_t done_since = 0;
+	int status, code, succeeded;
 
 	*die_by = 0;
 	notify_init();
-	monitor_begin(&mon, c, l);
-	holder_meta(&l->meta, (long)getpid());
-	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
-	res = wait_acquire(l, c->wait, sig_fd(), &o);
+	monitor_begin(&mon, c, l, g);
+	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
+	    .claim = claim, .intr_fd = sig_fd() }, g, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return monitor_status(&mon, monitor_refused(&mon, res,
 		    refused_report(c, l, res, &o, die_by)), die_by);
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
-	    l->shared ? " shared" : "", l->fence,
+	    l->policy.shared ? " shared" : "", g->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 	/* --once-per: this period had its success; the run is skipped as
 	 * one that found the lock busy. */
-	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
+	if (c->once_per > 0 && (code = once_skip(c, l, g, res == LOCK_HELD,
+	    &done_since)) >= 0)
 		return monitor_status(&mon, monitor_done_before(&mon, code),
 		    die_by);
-	supervise_init(&r, c, l, res == LOCK_HELD);
+	supervise_init(&r, c, l, g, res == LOCK_HELD);
 	monitor_acquired(&mon);
 	monitor_starting(&mon);
 	code = spawn(c, &r);
@@ -164,19 +182,15 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	 * the lock was got; the release records it, or for a re-entrant run,
 	 * whose release is its enclosing redlock's, a script of its own
 	 * (once.c). */
-	if (c->once_per > 0 &&
-	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK) {
-		if (r.held)
-			l->done_period = c->once_per;
-		else
-			once_mark(c, l);
-	}
+	succeeded = c->once_per > 0 &&
+	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK;
+	if (succeeded && !r.held)
+		once_mark(c, l, g, done_since);
 	/* A standby's unit stops when the standby does (respawn.c). */
-	if (!l->standby)
+	if (!l->policy.standby)
 		notify_stopping();
 	if (r.held)
-		finish(&r);
-	l->done_period = 0;
+		finish(&r, succeeded ? c->once_per : 0, done_since);
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);
 	return monitor_status(&mon, monitor_end(&mon, &r, code, *die_by),

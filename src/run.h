@@ -5,6 +5,8 @@
 #include "config.h"
 #include "lock.h"
 
-int run_command(const struct config *c, struct lock *l, int *die_by);
+void run_holder(const struct config *c, struct lock_meta *m);
+int run_command(const struct config *c, const struct lock *l, int claim,
+    struct grant *g, int *die_by);
 
 #endif

@@ -102,7 +102,7 @@ runs_read(void *arg, struct conn *c, const redisReply *k)
 /* Every record on every server, a cluster's on every master.  Returns
  * how many servers answered every page. */
 static int
-runs_scan(struct runs *rs, struct lock *l, char *err, size_t errlen)
+runs_scan(struct runs *rs, const struct lock *l, char *err, size_t errlen)
 {
 	return scan_servers(l, &(struct scan_req){ .match = runs_match,
 	    .matchlen = RUNS_MATCH_LEN, .each = runs_read, .arg = rs },
@@ -274,7 +274,7 @@ runs_table(const struct runs *rs)
 /* runs [PATTERN]: see the top.  Exit status 0, or 69 when too few
  * servers answered. */
 int
-runs_show(const struct config *c, struct lock *l)
+runs_show(const struct config *c, const struct lock *l)
 {
 	struct runs rs = { .cfg = c };
 	char err[384] = "";

@@ -5,6 +5,6 @@
 #include "config.h"
 #include "lock.h"
 
-int runs_show(const struct config *c, struct lock *l);
+int runs_show(const struct config *c, const struct lock *l);
 
 #endif

@@ -60,7 +60,7 @@ scan_one(struct conn *c, const struct scan_req *q, char *err, size_t errlen)
  * every master); err says why another did not.
  */
 int
-scan_servers(struct lock *l, const struct scan_req *q, char *err,
+scan_servers(const struct lock *l, const struct scan_req *q, char *err,
     size_t errlen)
 {
 	int answered = 0;

@@ -25,7 +25,7 @@ struct scan_req {
 	int *nnodes;
 };
 
-int scan_servers(struct lock *l, const struct scan_req *q, char *err,
+int scan_servers(const struct lock *l, const struct scan_req *q, char *err,
     size_t errlen);
 
 #endif

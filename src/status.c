@@ -217,7 +217,7 @@ status_text(const struct lock *l, const struct lock_view *h,
 }
 
 int
-status_show(const struct config *c, struct lock *l)
+status_show(const struct config *c, const struct lock *l)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
@@ -390,7 +390,7 @@ list_text(struct row *rows, size_t n)
  * redirections).  Returns how many rows, in rows.
  */
 static size_t
-list_rows(const struct config *c, struct lock *l, const struct scan *sc,
+list_rows(const struct config *c, const struct lock *l, const struct scan *sc,
     struct row *rows)
 {
 	size_t nrows = 0, pl = strlen(c->prefix);
@@ -425,7 +425,7 @@ list_rows(const struct config *c, struct lock *l, const struct scan *sc,
 }
 
 int
-status_list(const struct config *c, struct lock *l)
+status_list(const struct config *c, const struct lock *l)
 {
 	struct scan sc = { 0 };
 	struct conn *nodes[l->n];

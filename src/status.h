@@ -5,7 +5,7 @@
 #include "config.h"
 #include "lock.h"
 
-int status_show(const struct config *c, struct lock *l);
-int status_list(const struct config *c, struct lock *l);
+int status_show(const struct config *c, const struct lock *l);
+int status_list(const struct config *c, const struct lock *l);
 
 #endif

@@ -49,7 +49,7 @@ struct stop_state {
  * current holders.  Returns how many servers answered.
  */
 static int
-stop_round(struct lock *l, int record, struct stop_state *s,
+stop_round(const struct lock *l, int record, struct stop_state *s,
     struct lock_outcome *o)
 {
 	struct conn_req r[l->n];
@@ -102,7 +102,7 @@ stop_sleep(const struct stop_state *s, int64_t left)
  * stop answering (69).
  */
 static int
-stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
+stop_wait(const struct config *c, const struct lock *l, struct stop_state *s,
     int *die_by)
 {
 	int64_t until = c->wait < 0 ? -1 : clock_ms() + c->wait;
@@ -143,7 +143,7 @@ stop_wait(const struct config *c, struct lock *l, struct stop_state *s,
 
 /* stop: ask, then wait.  Returns the exit status (see stop_wait()). */
 int
-stop_run(const struct config *c, struct lock *l, int *die_by)
+stop_run(const struct config *c, const struct lock *l, int *die_by)
 {
 	struct stop_state s;
 	struct lock_outcome o = { 0 };

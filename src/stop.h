@@ -5,6 +5,6 @@
 #include "config.h"
 #include "lock.h"
 
-int stop_run(const struct config *c, struct lock *l, int *die_by);
+int stop_run(const struct config *c, const struct lock *l, int *die_by);
 
 #endif

@@ -36,12 +36,13 @@
 #define IDLE_MS 60000
 
 void
-supervise_init(struct run *r, const struct config *c, struct lock *l,
-    int held)
+supervise_init(struct run *r, const struct config *c, const struct lock *l,
+    struct grant *g, int held)
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = c;
 	r->lock = l;
+	r->grant = g;
 	r->held = held;
 	r->guard_fd = r->lease_fd = -1;
 }
@@ -88,7 +89,7 @@ static int64_t
 lease_ends(struct run *r)
 {
 	return r->renew != NULL ? renew_lease_end(r->renew) :
-	    lock_lease_end(r->lock, r->lock->sent_at);
+	    lock_lease_end(r->lock, r->grant->sent_at);
 }
 
 /*
@@ -106,7 +107,7 @@ supervise_guard(struct run *r)
 	int64_t end = enforce ? lease_ends(r) : GUARD_NO_LEASE;
 
 	if (guard_start(&r->child.guard, &r->guard_fd,
-	    r->held ? r->lock->token : NULL, lease_safety(c->ttl), end) < 0) {
+	    r->held ? r->grant->token : NULL, lease_safety(c->ttl), end) < 0) {
 		log_error("cannot start the guard process: %s", strerror(errno));
 		return;
 	}
@@ -125,7 +126,7 @@ due_renewal(struct run *r, int64_t now)
 	if (now < r->renew_at)
 		return r->renew_at;
 	r->renew_at = 0;
-	r->renew = renew_start(r->lock, r->lock->sent_at, sig_notify_fd(),
+	r->renew = renew_start(r->lock, r->grant, sig_notify_fd(),
 	    r->lease_fd);
 	if (r->renew == NULL)
 		log_error("cannot start the renewal thread: %s", strerror(errno));
@@ -257,10 +258,10 @@ resume(struct run *r)
 	 * a first renewal still due must not start a second thread on the
 	 * same connections. */
 	r->renew_at = 0;
-	if (last > r->lock->sent_at)
-		r->lock->sent_at = last;
+	if (last > r->grant->sent_at)
+		r->grant->sent_at = last;
 	if (r->held && !r->lost) {
-		enum lock_result res = lock_retake(r->lock, &o);
+		enum lock_result res = lock_retake(r->lock, r->grant, &o);
 
 		if (res == LOCK_BUSY ||
 		    (res != LOCK_HELD && clock_ms() >= lease_ends(r))) {
@@ -271,8 +272,8 @@ resume(struct run *r)
 		}
 		if (o.stop)
 			asked_to_stop(r, clock_ms());
-		r->renew = renew_start(r->lock, r->lock->sent_at,
-		    sig_notify_fd(), r->lease_fd);
+		r->renew = renew_start(r->lock, r->grant, sig_notify_fd(),
+		    r->lease_fd);
 		guard_lease(r->lease_fd, lease_ends(r));
 	}
 	child_give_terminal(&r->child);
@@ -337,7 +338,7 @@ supervise(struct run *r)
 	int status = 0, done = 0;
 
 	r->started = clock_ms();
-	r->renew_at = r->held ? r->lock->sent_at +
+	r->renew_at = r->held ? r->grant->sent_at +
 	    lease_renew_every(r->lock->ttl) : 0;
 	for (;;) {
 		int64_t next = check_deadlines(r), left = next - clock_ms();

@@ -12,7 +12,9 @@
 /* What supervision knows about one run of the command. */
 struct run {
 	const struct config *cfg;
-	struct lock *lock;
+	const struct lock *lock;
+	struct grant *grant;	/* the run's: its token, and when the last
+				 * grant or renewal was sent */
 	struct child child;
 	int held;		/* ours to renew and release (not re-entrant) */
 	struct renew *renew;	/* while the command runs, once due */
@@ -28,8 +30,8 @@ struct run {
 				 * SIGTERM, the command's status is ours */
 };
 
-void supervise_init(struct run *r, const struct config *c, struct lock *l,
-    int held);
+void supervise_init(struct run *r, const struct config *c,
+    const struct lock *l, struct grant *g, int held);
 void supervise_guard(struct run *r);
 int supervise(struct run *r);
 void supervise_end(struct run *r);

@@ -38,49 +38,60 @@ stdout_failed(void)
 	return 0;
 }
 
-/* Print what acquire promises on stdout; returns 0, or -1 when it could
- * not be written (stdout closed, full, or a closed pipe). */
+/* Print what acquire promises on stdout, of grant g; returns 0, or -1
+ * when it could not be written (stdout closed, full, or a closed
+ * pipe). */
 static int
-acquire_output(const struct config *c, const struct lock *l)
+acquire_output(const struct config *c, const struct lock *l,
+    const struct grant *g)
 {
 	if (sig_std_was_closed(STDOUT_FILENO))
 		return -1;
 	if (!c->env)
-		printf("%s\n", l->token);
+		printf("%s\n", g->token);
 	else {
 		fputs("REDLOCK_NAME=", stdout);
 		print_shell(l->name);
 		fputs("\nREDLOCK_KEY=", stdout);
 		print_shell(l->k.key);
-		printf("\nREDLOCK_TOKEN=%s\nREDLOCK_FENCE=%lld\n", l->token,
-		    l->fence);
+		printf("\nREDLOCK_TOKEN=%s\nREDLOCK_FENCE=%lld\n", g->token,
+		    g->fence);
 		puts("export REDLOCK_NAME REDLOCK_KEY REDLOCK_TOKEN REDLOCK_FENCE");
 	}
 	return stdout_failed() == 0 ? 0 : -1;
 }
 
+/* The holder that acquire records (lock_setup()): the shell (or
+ * script) that ran us. */
+void
+verbs_holder(const struct config *c, struct lock_meta *m)
+{
+	holder_meta(m, (long)getppid());
+	if (c->label != NULL)
+		holder_command(m, c->label, NULL, NULL, 0);
+	else
+		snprintf(m->cmd, sizeof(m->cmd), "(acquire)");
+}
+
 /* acquire: take the lock and hand its token over; a token that cannot
  * be handed over would hold the lock for nobody, so it is released. */
 static int
-verb_acquire(const struct config *c, struct lock *l, int *die_by)
+verb_acquire(const struct config *c, const struct lock *l, int *die_by)
 {
 	struct lock_outcome o = { 0 };
+	struct grant g = { .fence = 0 };
 	enum lock_result res;
 	int others;
 
-	/* The holder is the shell (or script) that ran us. */
-	holder_meta(&l->meta, (long)getppid());
-	if (c->label != NULL)
-		holder_command(&l->meta, c->label, NULL, NULL, 0);
-	else
-		snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
-	res = wait_acquire(l, c->wait, sig_fd(), &o);
+	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
+	    .claim = c->replace, .intr_fd = sig_fd() }, &g, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return refused_report(c, l, res, &o, die_by);
-	if (acquire_output(c, l) == 0)
+	if (acquire_output(c, l, &g) == 0)
 		return 0;
 	if (res == LOCK_HELD)
-		lock_release(l, l->token, 0, 0, &others, &o);
+		lock_release(l, &(struct release){ .token = g.token }, &others,
+		    &o);
 	log_error("cannot write the token of lock '%s' to stdout; released it",
 	    c->name);
 	return EXIT_IOERR;
@@ -88,7 +99,7 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 
 /* Say who holds the lock now, after release or extend was refused. */
 static void
-say_holder(const struct config *c, struct lock *l, const char *verb)
+say_holder(const struct config *c, const struct lock *l, const char *verb)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
@@ -124,20 +135,21 @@ say_holder(const struct config *c, struct lock *l, const char *verb)
 
 /* release and extend: act only if TOKEN holds the lock. */
 static int
-verb_token(const struct config *c, struct lock *l, int extend)
+verb_token(const struct config *c, const struct lock *l, int extend)
 {
 	struct lock_outcome o = { 0 };
 	int others, ok;
 
 	/* A token inherited from an enclosing redlock (re-entrance) is that
 	 * redlock's to release, when its command is done. */
-	if (!extend && holder_inherited(l->held, c->token)) {
+	if (!extend && holder_inherited(l->policy.held, c->token)) {
 		log_info("lock '%s' is held by an enclosing redlock, which will "
 		    "release it", c->name);
 		return 0;
 	}
 	ok = extend ? lock_extend(l, c->token, &others, &o) :
-	    lock_release(l, c->token, 0, 0, &others, &o);
+	    lock_release(l, &(struct release){ .token = c->token }, &others,
+	    &o);
 	if (ok >= l->quorum && o.stop)
 		log_error("lock '%s': redlock stop asked this holder to stop; "
 		    "release it when you can", c->name);
@@ -172,7 +184,7 @@ say_removed(const struct config *c, const struct lock_view *h)
 /* break: remove the lock whoever holds it (every shared holder) and,
  * with --fence, its fencing counter. */
 static int
-verb_break(const struct config *c, struct lock *l)
+verb_break(const struct config *c, const struct lock *l)
 {
 	struct lock_view v[l->n];
 	struct lock_outcome o = { 0 };
@@ -235,7 +247,7 @@ output_written(const struct config *c, int code)
 /* Run the verb c->verb; returns the exit status (see refused_report()
  * for die_by). */
 int
-verbs_run(const struct config *c, struct lock *l, int *die_by)
+verbs_run(const struct config *c, const struct lock *l, int *die_by)
 {
 	*die_by = 0;
 	switch (c->verb) {

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "lock.h"
 
-int verbs_run(const struct config *c, struct lock *l, int *die_by);
+void verbs_holder(const struct config *c, struct lock_meta *m);
+int verbs_run(const struct config *c, const struct lock *l, int *die_by);
 
 #endif

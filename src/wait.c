@@ -108,6 +108,17 @@ struct lists {
 	int n;
 };
 
+/* One wait for the lock: its limits and how its failures stand. */
+struct wait_state {
+	int64_t wait;		/* -w in ms; 0: one attempt; <0: forever */
+	int64_t start, until;	/* until: the -w deadline, -1: none */
+	int64_t since;		/* when the current run of failures began */
+	int failures;		/* attempts in a row that failed */
+	int seen_busy;		/* an attempt found the lock taken */
+	struct lock_waiter waiter;	/* our place in the queues */
+	struct grant *grant;	/* the caller's: each attempt's */
+};
+
 /* a = BLPOP on the lists ls with a timeout of ms (at least 1); t (32
  * bytes) holds the timeout's text. */
 static void
@@ -131,8 +142,8 @@ blpop_args(struct args *a, const struct lists *ls, int64_t ms, char *t)
  * o->err says why.
  */
 static int
-wait_lists(struct lock *l, const struct lists *ls, int64_t ms, int64_t hard,
-    int intr_fd, struct lock_outcome *o, int *woken)
+wait_lists(const struct lock *l, const struct lists *ls, int64_t ms,
+    int64_t hard, int intr_fd, struct lock_outcome *o, int *woken)
 {
 	if (l->n <= 0)
 		return 1;
@@ -175,18 +186,20 @@ wait_lists(struct lock *l, const struct lists *ls, int64_t ms, int64_t hard,
 	return nap_until(until, intr_fd) < 0 ? -1 : 1;
 }
 
-/* The lists a waiter blocks on: the lock's wake list and, for an
- * exclusive waiter on one server, the writers' list first; a --replace
- * also the list that a holder it stopped pushes to once released. */
+/* The lists waiter w blocks on: the lock's wake list and, for an
+ * exclusive waiter on one server, the writers' list first; one that
+ * claims NAME (--replace) also the list that a holder it stopped pushes
+ * to once released. */
 static void
-wake_keys(const struct lock *l, struct lists *ls)
+wake_keys(const struct lock *l, const struct lock_waiter *w,
+    struct lists *ls)
 {
 	ls->n = 0;
-	if (l->replace) {
+	if (w->claim) {
 		ls->key[ls->n] = l->k.stopped;
 		ls->len[ls->n++] = l->k.stoppedlen;
 	}
-	if (!l->shared && l->n == 1) {
+	if (!l->policy.shared && l->n == 1) {
 		ls->key[ls->n] = l->k.xwake;
 		ls->len[ls->n++] = l->k.xwakelen;
 	}
@@ -206,7 +219,7 @@ wake_keys(const struct lock *l, struct lists *ls)
 static int
 may_ride(const struct lock *l, int64_t ms, int64_t left)
 {
-	return l->n == 1 && !l->shared && l->conns[0].ctx != NULL &&
+	return l->n == 1 && !l->policy.shared && l->conns[0].ctx != NULL &&
 	    ms * WAIT_AHEAD_TTL_DIV <= l->ttl &&
 	    (left < 0 || ms + WAIT_BLOCK_SLACK_MS < left);
 }
@@ -216,13 +229,14 @@ may_ride(const struct lock *l, int64_t ms, int64_t left)
  * trip: the attempt goes out queued behind the BLPOP, so the server runs
  * it as soon as a release wakes us or the wait times out, without
  * waiting for us to hear of it and ask.  See may_ride() for when.
- * Returns the attempt's result, or LOCK_UNAVAILABLE with *no_block set
- * and o->err saying why when the server would not let us block
- * (refused()) and the attempt did not take the lock either.
+ * Returns the attempt's result (its grant in w->grant), or LOCK_UNAVAILABLE
+ * with *no_block set and o->err saying why when the server would not
+ * let us block (refused()) and the attempt did not take the lock
+ * either.
  */
 static enum lock_result
-wake_and_try(struct lock *l, struct lock_waiter *w, int64_t ms, int intr_fd,
-    struct lock_outcome *o, int *no_block)
+wake_and_try(const struct lock *l, struct wait_state *w, int64_t ms,
+    int intr_fd, struct lock_outcome *o, int *no_block)
 {
 	struct args a = { .script = -1 };
 	struct conn_req note = { 0 };
@@ -230,14 +244,15 @@ wake_and_try(struct lock *l, struct lock_waiter *w, int64_t ms, int intr_fd,
 	char t[32];
 	enum lock_result res;
 
-	wake_keys(l, &ls);
+	wake_keys(l, &w->waiter, &ls);
 	blpop_args(&a, &ls, ms, t);
 	*no_block = 0;
 	if (conn_queue_ahead(&l->conns[0], a.argc, a.argv, a.len) < 0) {
 		snprintf(o->err, sizeof(o->err), "out of memory");
 		return LOCK_UNAVAILABLE;
 	}
-	res = lock_try(l, w, ms + WAIT_BLOCK_SLACK_MS, o, intr_fd);
+	res = lock_try(l, &w->waiter, ms + WAIT_BLOCK_SLACK_MS, w->grant, o,
+	    intr_fd);
 	note.reply = conn_take_ahead(&l->conns[0]);
 	if (refused(note.reply) && res != LOCK_HELD) {
 		*no_block = 1;
@@ -252,7 +267,7 @@ wake_and_try(struct lock *l, struct lock_waiter *w, int64_t ms, int intr_fd,
 /* redlock stop: sleep until a stopped holder says it released; see
  * wait_lists(). */
 int
-wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+wait_stopped(const struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o)
 {
 	struct lists ls = { { l->k.stopped }, { l->k.stoppedlen }, 1 };
@@ -296,27 +311,17 @@ final_later(enum lock_result res)
 	return res != LOCK_BUSY && res != LOCK_UNAVAILABLE;
 }
 
-/* One wait for the lock: its limits and how its failures stand. */
-struct wait_state {
-	int64_t wait;		/* -w in ms; 0: one attempt; <0: forever */
-	int64_t start, until;	/* until: the -w deadline, -1: none */
-	int64_t since;		/* when the current run of failures began */
-	int failures;		/* attempts in a row that failed */
-	int seen_busy;		/* an attempt found the lock taken */
-	struct lock_waiter waiter;	/* our place in the queues */
-};
-
 /* After a busy attempt: how long to pause, or -1 to stop here (res
  * updated). */
 static int64_t
-pause_busy(struct lock *l, struct wait_state *w, const struct lock_outcome *o,
-    int intr_fd, enum lock_result *res)
+pause_busy(const struct lock *l, struct wait_state *w,
+    const struct lock_outcome *o, int intr_fd, enum lock_result *res)
 {
 	int64_t left = w->until < 0 ? -1 : w->until - clock_ms();
 
 	w->failures = 0;
 	w->seen_busy = 1;
-	if (l->replace)
+	if (w->waiter.claim)
 		replace_claim(l, &w->waiter);
 	if (w->wait == 0 || (w->until >= 0 && left <= 0))
 		return -1;
@@ -355,7 +360,7 @@ pause_failed(const struct lock *l, struct wait_state *w,
 /* Sleep ms for the lock to come free (see wait_wake()), then try
  * again; the attempt rides behind the wait where it can (may_ride()). */
 static enum lock_result
-sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
+sleep_and_try(const struct lock *l, struct wait_state *w, int64_t ms,
     enum lock_result res, int intr_fd, struct lock_outcome *o, int *stop)
 {
 	int64_t left = w->until < 0 ? -1 : w->until - clock_ms();
@@ -364,8 +369,8 @@ sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
 
 	*stop = 0;
 	if (res == LOCK_BUSY && may_ride(l, ms, left))
-		return wake_and_try(l, &w->waiter, ms, intr_fd, o, stop);
-	wake_keys(l, &ls);
+		return wake_and_try(l, w, ms, intr_fd, o, stop);
+	wake_keys(l, &w->waiter, &ls);
 	rc = wait_lists(l, &ls, ms, w->until, intr_fd, o, &w->waiter.woken);
 	if (rc < 0 || rc == 2) {
 		*stop = 1;
@@ -373,19 +378,19 @@ sleep_and_try(struct lock *l, struct wait_state *w, int64_t ms,
 	}
 	if (rc > 0 && w->failures++ == 0)
 		w->since = clock_ms();
-	return lock_try(l, &w->waiter, 0, o, intr_fd);
+	return lock_try(l, &w->waiter, 0, w->grant, o, intr_fd);
 }
 
 /* --fair (fair.c): the lists a member of the queue blocks on: its own,
  * which the queue pushes to when it may go, and once it may go the
  * lock's, as any waiter's. */
 static void
-fair_lists(const struct lock *l, const struct fair_waiter *f,
-    struct lists *ls)
+fair_lists(const struct lock *l, const struct lock_waiter *w,
+    const struct fair_waiter *f, struct lists *ls)
 {
 	ls->n = 0;
 	if (f->go)
-		wake_keys(l, ls);
+		wake_keys(l, w, ls);
 	ls->key[ls->n] = f->key[3];
 	ls->len[ls->n++] = f->len[3];
 }
@@ -396,8 +401,8 @@ fair_lists(const struct lock *l, const struct fair_waiter *f,
  * hand-over costs one round trip; one whose wait ran out renews first,
  * which keeps its place fresh for the wake-up to come. */
 static enum lock_result
-fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
-    int intr_fd, struct lock_outcome *o)
+fair_try(const struct lock *l, struct wait_state *w,
+    struct fair_waiter *f, int intr_fd, struct lock_outcome *o)
 {
 	if (!w->waiter.woken || !fair_fresh(f, 0)) {
 		switch (fair_enter(l, f, intr_fd, o)) {
@@ -407,7 +412,7 @@ fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
 		default: break;
 		}
 	}
-	return lock_try(l, &w->waiter, 0, o, intr_fd);
+	return lock_try(l, &w->waiter, 0, w->grant, o, intr_fd);
 }
 
 /*
@@ -421,7 +426,7 @@ fair_try(struct lock *l, struct wait_state *w, struct fair_waiter *f,
  * its place within FAIR_LEASE_MS.
  */
 static enum lock_result
-wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
+wait_fair(const struct lock *l, struct wait_state *w, int intr_fd,
     struct lock_outcome *o)
 {
 	struct fair_waiter f;
@@ -448,7 +453,7 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 		if (ms > FAIR_RENEW_MS)
 			ms = FAIR_RENEW_MS;
 		notify_waiting(l, res, o);
-		fair_lists(l, &f, &ls);
+		fair_lists(l, &w->waiter, &f, &ls);
 		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
 		    &w->waiter.woken);
 		if (rc < 0 || rc == 2) {
@@ -470,40 +475,44 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 }
 
 /*
- * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
- * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
+ * Acquire as q asks, waiting up to q->wait ms (0: one attempt;
+ * negative: forever), into the caller's grant g.  See
+ * WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
  */
 enum lock_result
-wait_acquire(struct lock *l, int64_t wait, int intr_fd,
+wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
     struct lock_outcome *o)
 {
-	struct wait_state w = { .wait = wait, .start = clock_ms() };
+	int64_t wait = q->wait;
+	int intr_fd = q->intr_fd;
+	struct wait_state w = { .wait = wait, .start = clock_ms(), .grant = g };
 	enum lock_result res;
 	int first = 1, stop = 0;
 
 	w.until = wait < 0 ? -1 : w.start + wait;
-	w.waiter.queue_ms = !l->shared && l->n == 1 && wait != 0 ?
+	w.waiter.queue_ms = !l->policy.shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
 	w.waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	/* A first attempt under -n still gets its full time. */
-	l->deadline = wait > 0 ? w.until : -1;
-	if (l->fair) {
+	w.waiter.until = wait > 0 ? w.until : 0;
+	w.waiter.start_ms = clock_wall_ms();
+	w.waiter.claim = q->claim;
+	if (l->policy.fair) {
 		res = wait_fair(l, &w, intr_fd, o);
 		if (res != LOCK_HELD)
 			lock_unqueue(l, &w.waiter);
-		l->deadline = -1;
 		return res;
 	}
-	res = lock_try(l, &w.waiter, 0, o, intr_fd);
+	res = lock_try(l, &w.waiter, 0, g, o, intr_fd);
 	for (;;) {
 		int64_t ms;
 
 		/* A --respawn standby ends only on a signal that asks it to
 		 * (sig_keep_end()); it tries again after any other. */
-		if (res == LOCK_INTERRUPTED && l->standby &&
+		if (res == LOCK_INTERRUPTED && l->policy.standby &&
 		    sig_keep_end() == 0) {
 			stop = 0;
-			res = lock_try(l, &w.waiter, 0, o, intr_fd);
+			res = lock_try(l, &w.waiter, 0, g, o, intr_fd);
 			continue;
 		}
 		if (stop || (first ? final_first(res, o, wait,
@@ -522,6 +531,5 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 	/* A waiter that gives up leaves the writers' queue at once. */
 	if (res != LOCK_HELD)
 		lock_unqueue(l, &w.waiter);
-	l->deadline = -1;
 	return res;
 }

@@ -6,9 +6,17 @@
 
 #include "lock.h"
 
-enum lock_result wait_acquire(struct lock *l, int64_t wait, int intr_fd,
-    struct lock_outcome *o);
-int wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
+/* What one wait asks (wait_acquire()). */
+struct wait_req {
+	int64_t wait;		/* -w in ms; 0: one attempt; <0: forever */
+	int claim;		/* --replace: claim NAME ahead of the other
+				 * waiters (replace.c) */
+	int intr_fd;		/* readable: a signal arrived */
+};
+
+enum lock_result wait_acquire(const struct lock *l, const struct wait_req *q,
+    struct grant *g, struct lock_outcome *o);
+int wait_stopped(const struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o);
 
 #endif
