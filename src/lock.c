@@ -16,8 +16,7 @@
  * The lock itself is written here only: lock_init() and lock_setup()
  * set it up once, and everything after, here and elsewhere, takes it
  * const.  What an attempt produces goes to the caller's struct grant,
- * what a wait keeps to its struct lock_waiter (doc/DESIGN.md, "The
- * lock's state").
+ * what a wait keeps to its struct lock_waiter (doc/DESIGN.md, 2.1).
  */
 #include "lock.h"
 

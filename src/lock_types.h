@@ -5,7 +5,8 @@
  * operation.  lock.c takes the lock; hold.c, holder.c and failover.c
  * work on the same types, which is why they live here and not in
  * lock.h: those files' headers include this one, and lock.c includes
- * theirs, with no header including its includer back. */
+ * theirs, with no header including its includer back.  Who owns each
+ * and for how long: doc/DESIGN.md, 2.1. */
 #ifndef REDLOCK_LOCK_TYPES_H
 #define REDLOCK_LOCK_TYPES_H
 

@@ -2,7 +2,8 @@
  * replace.c - --replace (SCHEDULING in redlock-scheduling(7)): a waiter that asks the
  * holders of NAME to stop, as redlock stop does (stop.c), and claims
  * NAME so that it gets it before any other waiter once they have let
- * go.  wait.c calls replace_claim() after every busy attempt, which
+ * go.  wait.c calls replace_claim() after every busy attempt of a wait
+ * that claims (struct lock_waiter: claim, and the claim's state), which
  * asks whoever holds NAME then and asserts the claim again; the servers
  * keep the claim in the holder's record (proto.c, "Held back"), where
  * it outlives the holder's release or expiry, until PROTO_CLAIM_MS

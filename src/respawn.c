@@ -6,7 +6,10 @@
  * off and campaign again, until redlock is asked to end by a signal.
  * Rounds never overlap: a round starts only after the last one released
  * (or gave up) the lock and its command's whole tree was gone, and it
- * takes the lock with a fresh token, guard and renewal of its own.
+ * takes the lock with a fresh token, guard and renewal of its own, into
+ * a grant of its own (struct grant, zeroed: a round that never held the
+ * lock leaves its fence 0).  Only the first round claims NAME with
+ * --replace (its wait's argument); later rounds are a standby's.
  *
  * While it waits, a standby is one of the lock's waiters, marked as a
  * standby by its waiter id (lock.c), which status and list count.
