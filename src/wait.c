@@ -474,6 +474,26 @@ wait_fair(const struct lock *l, struct wait_state *w, int intr_fd,
 	return res;
 }
 
+/* Begin w, the wait that q asks for, into the caller's grant g: its
+ * limits, and its place in the queues with what else it keeps. */
+static void
+wait_begin(const struct lock *l, const struct wait_req *q, struct grant *g,
+    struct wait_state *w)
+{
+	int64_t wait = q->wait;
+
+	*w = (struct wait_state){ .wait = wait, .start = clock_ms(),
+	    .grant = g };
+	w->until = wait < 0 ? -1 : w->start + wait;
+	w->waiter.queue_ms = !l->policy.shared && l->n == 1 && wait != 0 ?
+	    PROTO_WAIT_MARK_MS : 0;
+	w->waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
+	/* A first attempt under -n still gets its full time. */
+	w->waiter.until = wait > 0 ? w->until : 0;
+	w->waiter.start_ms = clock_wall_ms();
+	w->waiter.claim = q->claim;
+}
+
 /*
  * Acquire as q asks, waiting up to q->wait ms (0: one attempt;
  * negative: forever), into the caller's grant g.  See
@@ -485,18 +505,11 @@ wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
 {
 	int64_t wait = q->wait;
 	int intr_fd = q->intr_fd;
-	struct wait_state w = { .wait = wait, .start = clock_ms(), .grant = g };
+	struct wait_state w;
 	enum lock_result res;
 	int first = 1, stop = 0;
 
-	w.until = wait < 0 ? -1 : w.start + wait;
-	w.waiter.queue_ms = !l->policy.shared && l->n == 1 && wait != 0 ?
-	    PROTO_WAIT_MARK_MS : 0;
-	w.waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
-	/* A first attempt under -n still gets its full time. */
-	w.waiter.until = wait > 0 ? w.until : 0;
-	w.waiter.start_ms = clock_wall_ms();
-	w.waiter.claim = q->claim;
+	wait_begin(l, q, g, &w);
 	if (l->policy.fair) {
 		res = wait_fair(l, &w, intr_fd, o);
 		if (res != LOCK_HELD)
