@@ -366,26 +366,23 @@ lock_renew(const struct lock *l, const char *token, int64_t deadline,
 
 /*
  * a = script s for rel->token with arg (the TTL of an extend, the keep
- * ms of a release): release.lua or release_done.lua (after a successful
- * run of --once-per, rel's), renew.lua (extend), sh_renew.lua,
- * sh_release.lua.  An exclusive release says nothing of keeping unless
- * it keeps the lock.
+ * ms of a release): release.lua, or release_done.lua with rel's success
+ * of --once-per, renew.lua (extend), sh_renew.lua, sh_release.lua.  An
+ * exclusive release says nothing of keeping unless it keeps the lock.
  */
 static void
 token_args(const struct lock *l, enum script s, const struct release *rel,
     long long arg, struct args *a)
 {
-	const char *token = rel->token;
-
 	args_script(a, s, &l->k);
 	switch (s) {
 	case SCRIPT_RELEASE:
-		args_put_str(a, ARG_RELEASE_TOKEN, token);
+		args_put_str(a, ARG_RELEASE_TOKEN, rel->token);
 		if (arg > 0)
 			args_put_num(a, ARG_RELEASE_KEEP_MS, arg);
 		break;
 	case SCRIPT_RELEASE_DONE:
-		args_put_str(a, ARG_RELEASE_DONE_TOKEN, token);
+		args_put_str(a, ARG_RELEASE_DONE_TOKEN, rel->token);
 		args_put_num(a, ARG_RELEASE_DONE_PERIOD, rel->done_period);
 		args_put_num(a, ARG_RELEASE_DONE_AGE,
 		    clock_ms() - rel->done_since);
@@ -393,16 +390,16 @@ token_args(const struct lock *l, enum script s, const struct release *rel,
 			args_put_num(a, ARG_RELEASE_DONE_KEEP_MS, arg);
 		break;
 	case SCRIPT_RENEW:
-		args_put_str(a, ARG_RENEW_TOKEN, token);
+		args_put_str(a, ARG_RENEW_TOKEN, rel->token);
 		args_put_num(a, ARG_RENEW_TTL, arg);
 		args_put_num(a, ARG_RENEW_RECORD_MS, record_ms_for(l, arg));
 		break;
 	case SCRIPT_SH_RENEW:
-		args_put_str(a, ARG_SH_RENEW_TOKEN, token);
+		args_put_str(a, ARG_SH_RENEW_TOKEN, rel->token);
 		args_put_num(a, ARG_SH_RENEW_TTL, arg);
 		break;
 	default:	/* SCRIPT_SH_RELEASE */
-		args_put_str(a, ARG_SH_RELEASE_TOKEN, token);
+		args_put_str(a, ARG_SH_RELEASE_TOKEN, rel->token);
 		args_put_num(a, ARG_SH_RELEASE_KEEP_MS, arg);
 		args_put_num(a, ARG_SH_RELEASE_FENCE_LINGER,
 		    PROTO_FENCE_LINGER_MS);

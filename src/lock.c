@@ -102,10 +102,13 @@ acquire_kind(const redisReply *p)
 	    k == ACQUIRE_HELD_BACK ? ACQUIRE_BUSY : (int)k;
 }
 
-/* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2). */
+/* The fence of a grant or re-entrant reply (acquire_kind() 1 or 2); 0
+ * for no reply. */
 static long long
 acquire_fence(const redisReply *p)
 {
+	if (p == NULL)
+		return 0;
 	return p->type == REDIS_REPLY_INTEGER ? p->integer :
 	    reply_int(p, REPLY_VALUE);
 }
