@@ -1536,6 +1536,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ONCE] = { lua_once, "50b1b6627794dd1cfb66f28f35b60ba833e9c4a6", "o" },
 	[SCRIPT_ONCE_DONE] = { lua_once_done, "5b9f23dc1f5322b1d2429f84505b41a856212d7b", "o" },
 	[SCRIPT_ONCE_MARK] = { lua_once_mark, "79a16553ffb534f67fe93387c497f912a18dbd73", "ko" },
+	[SCRIPT_RECORD] = { lua_record, "e2db0e222cfc9aa92f1736c785dbfb49355a98b5", "" },
 	[SCRIPT_RELEASE] = { lua_release, "fc87f2fc8cace0c141772f520592a18950640508", "kmwaH" },
 	[SCRIPT_RELEASE_DONE] = { lua_release_done, "bad5cdf363121d6334069288005ed9a85718554a", "kmwaHo" },
 	[SCRIPT_RELEASE_KEY] = { lua_release_key, "159d8bbaa5eb786c3d11ed1da5ae5aba3d3a0144", "k" },
