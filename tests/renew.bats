@@ -2,8 +2,8 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # Renewal while the command runs, and losing the lock (redlock(1), renew, and EXIT STATUS
-# status 75: "the lock also counts as lost when a renewal finds the key
-# gone or held by another token", --on-lost, --kill-after).
+# status 75, also when a renewal finds the key gone or held by another
+# token; --on-lost, --kill-after).
 
 load helpers
 
