@@ -1,7 +1,9 @@
 /*
- * run.c - the run form: acquire, spawn, supervise, release, and the
- * exit status.  Once the lock is held nothing exits before it is
- * released.
+ * run.c - the run form, as its phases: acquire, the --once-per check,
+ * start, supervise, release, and the report with the exit status.
+ * Each phase tells the monitor (monitor.c), which alone speaks to the
+ * metrics, the run record, the hooks and systemd (doc/DESIGN.md, 7).
+ * Once the lock is held nothing exits before it is released.
  */
 #include "run.h"
 
