@@ -1,7 +1,9 @@
 /*
- * run.c - the run form: acquire, spawn, supervise, release, and the
- * exit status.  Once the lock is held nothing exits before it is
- * released.
+ * run.c - the run form, as its phases: acquire, the --once-per check,
+ * start, supervise, release, and the report with the exit status.
+ * Each phase tells the monitor (monitor.c), which alone speaks to the
+ * metrics, the run record, the hooks and systemd (doc/DESIGN.md, 7).
+ * Once the lock is held nothing exits before it is released.
  */
 #include "run.h"
 
@@ -20,7 +22,6 @@
 #include "holder.h"
 #include "log.h"
 #include "monitor.h"
-#include "notify.h"
 #include "once.h"
 #include "sig.h"
 #include "supervise.h"
@@ -108,9 +109,107 @@ spawn(const struct config *c, struct run *r)
 	return r->child.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
 
+/* Acquire: say who we are in the holder record, then wait for the lock
+ * as -w allows (wait.c), each round told to the monitor.  Returns the
+ * wait's result, *o what its last attempt learned. */
+static enum lock_result
+phase_acquire(const struct config *c, struct lock *l, struct monitor *mon,
+    struct lock_outcome *o)
+{
+	struct wait_report report = { monitor_waiting, mon };
+	enum lock_result res;
+
+	holder_meta(&l->meta, (long)getpid());
+	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
+	res = wait_acquire(l, c->wait, sig_fd(), &report, o);
+	if (res == LOCK_HELD || res == LOCK_REENTRANT)
+		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
+		    l->shared ? " shared" : "", l->fence,
+		    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
+	return res;
+}
+
+/* --once-per, the lock got (res): when this period had its success,
+ * the lock is released and the run skipped as one that found the lock
+ * busy (once.c); returns that status, else -1: the command runs. */
+static int
+phase_once(const struct config *c, struct lock *l, enum lock_result res)
+{
+	return c->once_per > 0 ? once_skip(c, l, res == LOCK_HELD) : -1;
+}
+
+/* Start: supervision's state for a lock that is ours to release (held)
+ * or a parent redlock's, then the guard and the command (spawn()),
+ * which the monitor hears of before and after.  Returns 0, or the
+ * status of a command that could not start. */
+static int
+phase_start(const struct config *c, struct lock *l, int held,
+    struct monitor *mon, struct run *r)
+{
+	int code;
+
+	supervise_init(r, c, l, held);
+	monitor_starting(mon);
+	code = spawn(c, r);
+	monitor_started(mon, code);
+	return code;
+}
+
+/* Supervise the command until it is done; returns the status that
+ * says how it ended, *die_by as run_command() sets it. */
+static int
+phase_supervise(struct run *r, int *die_by)
+{
+	int status = supervise(r);
+
+	child_take_terminal(&r->child);
+	if (r->lost)
+		return EXIT_LOST;
+	if (r->timed_out)
+		return EXIT_TIMEOUT;
+	if (WIFSIGNALED(status))
+		*die_by = WTERMSIG(status);
+	/* Ctrl-C and Ctrl-\ from the terminal reached only the command's
+	 * group: pass them on to ours (see sig_die_by()). */
+	if (r->child.foreground && (*die_by == SIGINT || *die_by == SIGQUIT))
+		*die_by = -*die_by;
+	return child_exit_status(status);
+}
+
 /*
- * The run form.  Returns the exit status; *die_by is set to the signal
- * that killed the command when redlock should die of it too (it has no
+ * Release: the command is done (code, die_by), supervision ends, the
+ * monitor hears the outcome, and the lock is released (finish()).
+ * --once-per: a success (ok, not a command that exited 0 after redlock
+ * stop or --replace asked it to) closes the period in which the lock
+ * was got; the release records it, or for a re-entrant run, whose
+ * release is its enclosing redlock's, a script of its own (once.c).
+ */
+static void
+phase_release(struct run *r, struct monitor *mon, int code, int die_by)
+{
+	const struct config *c = r->cfg;
+	struct lock *l = r->lock;
+
+	supervise_end(r);
+	if (monitor_done(mon, r, code, die_by) == OUTCOME_OK &&
+	    c->once_per > 0) {
+		if (r->held)
+			l->done_period = c->once_per;
+		else
+			once_mark(c, l);
+	}
+	if (r->held)
+		finish(r);
+	l->done_period = 0;
+	if (r->held && r->stop_asked)
+		lock_notify_stopped(l);
+}
+
+/*
+ * The run form, phase by phase: acquire, the --once-per check, start,
+ * supervise, release, and the report (monitor.c, which each phase
+ * tells).  Returns the exit status; *die_by is set to the signal that
+ * killed the command when redlock should die of it too (it has no
  * status of its own to report), negated when its whole process group
  * should, else 0.
  */
@@ -121,64 +220,19 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	enum lock_result res;
 	struct monitor mon;
 	struct run r;
-	int status, code;
+	int code;
 
 	*die_by = 0;
-	notify_init();
 	monitor_begin(&mon, c, l);
-	holder_meta(&l->meta, (long)getpid());
-	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
-	res = wait_acquire(l, c->wait, sig_fd(), &o);
+	res = phase_acquire(c, l, &mon, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return monitor_status(&mon, monitor_refused(&mon, res,
-		    refused_report(c, l, res, &o, die_by)), die_by);
-	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
-	    l->shared ? " shared" : "", l->fence,
-	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
-	/* --once-per: this period had its success; the run is skipped as
-	 * one that found the lock busy. */
-	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
-		return monitor_status(&mon, monitor_done_before(&mon, code),
-		    die_by);
-	supervise_init(&r, c, l, res == LOCK_HELD);
-	monitor_acquired(&mon);
-	monitor_starting(&mon);
-	code = spawn(c, &r);
-	monitor_started(&mon, code);
-	if (code == 0) {
-		notify_running(l);
-		status = supervise(&r);
-		child_take_terminal(&r.child);
-		code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
-		    child_exit_status(status);
-		if (!r.lost && !r.timed_out && WIFSIGNALED(status))
-			*die_by = WTERMSIG(status);
-		/* Ctrl-C and Ctrl-\ from the terminal reached only the
-		 * command's group: pass them on to ours (see sig_die_by()). */
-		if (r.child.foreground && (*die_by == SIGINT || *die_by == SIGQUIT))
-			*die_by = -*die_by;
-	}
-	supervise_end(&r);
-	/* --once-per: a success (ok, not a command that exited 0 after
-	 * redlock stop or --replace asked it to) closes the period in which
-	 * the lock was got; the release records it, or for a re-entrant run,
-	 * whose release is its enclosing redlock's, a script of its own
-	 * (once.c). */
-	if (c->once_per > 0 &&
-	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK) {
-		if (r.held)
-			l->done_period = c->once_per;
-		else
-			once_mark(c, l);
-	}
-	/* A standby's unit stops when the standby does (respawn.c). */
-	if (!l->standby)
-		notify_stopping();
-	if (r.held)
-		finish(&r);
-	l->done_period = 0;
-	if (r.held && r.stop_asked)
-		lock_notify_stopped(l);
-	return monitor_status(&mon, monitor_end(&mon, &r, code, *die_by),
-	    die_by);
+		return monitor_refused(&mon, res,
+		    refused_report(c, l, res, &o, die_by), die_by);
+	if ((code = phase_once(c, l, res)) >= 0)
+		return monitor_done_before(&mon, code, die_by);
+	code = phase_start(c, l, res == LOCK_HELD, &mon, &r);
+	if (code == 0)
+		code = phase_supervise(&r, die_by);
+	phase_release(&r, &mon, code, *die_by);
+	return monitor_end(&mon, code, die_by);
 }

@@ -23,7 +23,6 @@
 #include "failover.h"
 #include "fair.h"
 #include "hold.h"
-#include "notify.h"
 #include "quorum.h"
 #include "replace.h"
 #include "sig.h"
@@ -304,7 +303,17 @@ struct wait_state {
 	int failures;		/* attempts in a row that failed */
 	int seen_busy;		/* an attempt found the lock taken */
 	struct lock_waiter waiter;	/* our place in the queues */
+	const struct wait_report *report;	/* or NULL: nobody asked */
 };
+
+/* Tell the caller of a round that goes on (res, o) before its sleep. */
+static void
+wait_tell(const struct wait_state *w, enum lock_result res,
+    const struct lock_outcome *o)
+{
+	if (w->report != NULL && w->report->fn != NULL)
+		w->report->fn(w->report->ctx, res, o);
+}
 
 /* After a busy attempt: how long to pause, or -1 to stop here (res
  * updated). */
@@ -447,7 +456,7 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 			break;
 		if (ms > FAIR_RENEW_MS)
 			ms = FAIR_RENEW_MS;
-		notify_waiting(l, res, o);
+		wait_tell(w, res, o);
 		fair_lists(l, &f, &ls);
 		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
 		    &w->waiter.woken);
@@ -472,12 +481,14 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
  * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
+ * report (or NULL) hears of each round before the wait sleeps.
  */
 enum lock_result
 wait_acquire(struct lock *l, int64_t wait, int intr_fd,
-    struct lock_outcome *o)
+    const struct wait_report *report, struct lock_outcome *o)
 {
-	struct wait_state w = { .wait = wait, .start = clock_ms() };
+	struct wait_state w = { .wait = wait, .start = clock_ms(),
+	    .report = report };
 	enum lock_result res;
 	int first = 1, stop = 0;
 
@@ -516,7 +527,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			continue;
 		if (ms < 0)
 			break;
-		notify_waiting(l, res, o);
+		wait_tell(&w, res, o);
 		res = sleep_and_try(l, &w, ms, res, intr_fd, o, &stop);
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */

@@ -6,8 +6,20 @@
 
 #include "lock.h"
 
+/*
+ * How a wait tells its caller how it goes: fn(ctx, res, o) once a
+ * round, after an attempt that did not end the wait (res, and o what
+ * that attempt learned) and before the wait sleeps.  fn must not
+ * change the lock; what it costs in time counts against -w.
+ */
+struct wait_report {
+	void (*fn)(void *ctx, enum lock_result res,
+	    const struct lock_outcome *o);
+	void *ctx;
+};
+
 enum lock_result wait_acquire(struct lock *l, int64_t wait, int intr_fd,
-    struct lock_outcome *o);
+    const struct wait_report *report, struct lock_outcome *o);
 int wait_stopped(struct lock *l, int64_t ms, int64_t hard, int intr_fd,
     struct lock_outcome *o);
 
