@@ -394,8 +394,8 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "78cfe9baa9802af565dc2a206946b534157157de" },
-	{ "acquire_any", "2b40297df08c76513c24a975371cdd6426d8d950" },
+	{ "acquire", "a45e3d8e1e0b6c6b5d6b7e31c90d91c4ac881b1e" },
+	{ "acquire_any", "887bc149c7dee6eaa50091b45abcea832bfa5eff" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "cab514b1128b091599a4dd2b97913d89617df44f" },
 	{ "inspect", "f2575915b08e0a3d038529adbc833317f63d41cd" },
@@ -407,8 +407,8 @@ static const struct {
 	{ "once_done", "5b9f23dc1f5322b1d2429f84505b41a856212d7b" },
 	{ "once_mark", "79a16553ffb534f67fe93387c497f912a18dbd73" },
 	{ "record", "e2db0e222cfc9aa92f1736c785dbfb49355a98b5" },
-	{ "release", "fc87f2fc8cace0c141772f520592a18950640508" },
-	{ "release_done", "bad5cdf363121d6334069288005ed9a85718554a" },
+	{ "release", "6da016bf6c7bbd311740188dc714a05d322d1801" },
+	{ "release_done", "7ff6944394ffc797a396acd52c0769a8404baf34" },
 	{ "release_key", "159d8bbaa5eb786c3d11ed1da5ae5aba3d3a0144" },
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
 	{ "renew", "621fe4da20b7ef9612838b65fd1ce6b7af4c76b6" },

@@ -16,8 +16,34 @@
 -- woken by lock_notify_stopped(), gets NAME before anyone woken here
 -- (no readers' turn then).  Returns the script's reply: 1 released, 2
 -- left to expire.
+--
+-- release_wake(k, wake, waiting, hmeta, claim): its end, once K (k) is
+-- deleted and someone waits (waiting exists), for release.lua's usual
+-- path too, which deletes K itself: wake one waiter, or every waiter
+-- when the readers get the next turn (claim '': no --replace claim
+-- stands).  Returns 1 (released).
 --@include lib/now.lua
 --@include lib/holder_record.lua
+local function release_wake(k, wake, waiting, hmeta, claim)
+  local now = server_ms()
+  local n = 1
+  if claim == '' and
+      tonumber(redis.call('HGET', hmeta, 'rwait') or '0') > now then
+    local turn = '{{PROTO_READERS_TURN_MS}}'
+    redis.call('SET', k, '\0shared', 'PX', turn)
+    redis.call('HSET', hmeta, 'turn', string.format('%d', now + turn))
+    redis.call('PEXPIRE', hmeta, turn)
+    n = math.min(redis.call('ZCARD', waiting), 1000)
+    redis.call('DEL', wake)
+  end
+  local ones = {}
+  for i = 1, n do ones[i] = '1' end
+  if redis.call('RPUSH', wake, unpack(ones)) > n then
+    redis.call('LTRIM', wake, 0, n - 1)
+  end
+  redis.call('PEXPIRE', wake, '{{PROTO_WAKE_LINGER_MS}}')
+  return 1
+end
 local function release_body(k, mk, wake, waiting, hmeta, keep, stop)
   if keep then
     redis.call('PEXPIRE', k, keep)
@@ -41,22 +67,5 @@ local function release_body(k, mk, wake, waiting, hmeta, keep, stop)
     redis.call('DEL', k, mk)
   end
   if redis.call('EXISTS', waiting) == 0 then return 1 end
-  local now = server_ms()
-  local n = 1
-  if claim == '' and
-      tonumber(redis.call('HGET', hmeta, 'rwait') or '0') > now then
-    local turn = '{{PROTO_READERS_TURN_MS}}'
-    redis.call('SET', k, '\0shared', 'PX', turn)
-    redis.call('HSET', hmeta, 'turn', string.format('%d', now + turn))
-    redis.call('PEXPIRE', hmeta, turn)
-    n = math.min(redis.call('ZCARD', waiting), 1000)
-    redis.call('DEL', wake)
-  end
-  local ones = {}
-  for i = 1, n do ones[i] = '1' end
-  if redis.call('RPUSH', wake, unpack(ones)) > n then
-    redis.call('LTRIM', wake, 0, n - 1)
-  end
-  redis.call('PEXPIRE', wake, '{{PROTO_WAKE_LINGER_MS}}')
-  return 1
+  return release_wake(k, wake, waiting, hmeta, claim)
 end
