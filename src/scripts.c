@@ -955,6 +955,14 @@ const char lua_release_record[] =
     "return 1\n";
 
 const char lua_renew[] =
+    "local K, meta = KEYS[1], KEYS[2]\n"
+    "local token, ttl, record_ms = ARGV[1], ARGV[2], ARGV[3]\n"
+    "local v = redis.pcall('GET', K)\n"
+    "if v == token then\n"
+    "  redis.call('PEXPIRE', K, ttl)\n"
+    "  if meta then redis.call('PEXPIRE', meta, record_ms) end\n"
+    "  return 1\n"
+    "end\n"
     "local function token_holds(k, token)\n"
     "  local v = redis.pcall('GET', k)\n"
     "  if type(v) == 'table' then v = '\\0other' end\n"
@@ -964,14 +972,11 @@ const char lua_renew[] =
     "  if v ~= token .. '\\0stop' then return 0 end\n"
     "  return nil, true\n"
     "end\n"
-    "local K, meta = KEYS[1], KEYS[2]\n"
-    "local token, ttl, record_ms = ARGV[1], ARGV[2], ARGV[3]\n"
-    "local no, stop = token_holds(K, token)\n"
+    "local no = token_holds(K, token)\n"
     "if no then return no end\n"
     "redis.call('PEXPIRE', K, ttl)\n"
     "if meta then redis.call('PEXPIRE', meta, record_ms) end\n"
-    "if stop then return 2 end\n"
-    "return 1\n";
+    "return 2\n";
 
 const char lua_renew_record[] =
     "local function holder_fields(m)\n"
@@ -1562,8 +1567,8 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_RELEASE_DONE] = { lua_release_done, "7ff6944394ffc797a396acd52c0769a8404baf34", "kmwaHo" },
 	[SCRIPT_RELEASE_KEY] = { lua_release_key, "159d8bbaa5eb786c3d11ed1da5ae5aba3d3a0144", "k" },
 	[SCRIPT_RELEASE_RECORD] = { lua_release_record, "995ae3fe4320b0d66e537eb45b1fca32e80ee777", "m" },
-	[SCRIPT_RENEW] = { lua_renew, "621fe4da20b7ef9612838b65fd1ce6b7af4c76b6", "km" },
-	[SCRIPT_RENEW_LEASE] = { lua_renew, "621fe4da20b7ef9612838b65fd1ce6b7af4c76b6", "k" },
+	[SCRIPT_RENEW] = { lua_renew, "abc6a4150aac8c6e1f94e8ca2935350d266654e8", "km" },
+	[SCRIPT_RENEW_LEASE] = { lua_renew, "abc6a4150aac8c6e1f94e8ca2935350d266654e8", "k" },
 	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "c07e36e20776587a54121db5b990749283c86813", "m" },
 	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "95eb99af229f65779ee5e785c3f71b242ba80ce3", "kfmhHqwxa" },
 	[SCRIPT_SH_RELEASE] = { lua_sh_release, "c0462713565d5f70e301a285f2e9752d0fbc8e20", "khHwfqx" },

@@ -411,7 +411,7 @@ static const struct {
 	{ "release_done", "7ff6944394ffc797a396acd52c0769a8404baf34" },
 	{ "release_key", "159d8bbaa5eb786c3d11ed1da5ae5aba3d3a0144" },
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
-	{ "renew", "621fe4da20b7ef9612838b65fd1ce6b7af4c76b6" },
+	{ "renew", "abc6a4150aac8c6e1f94e8ca2935350d266654e8" },
 	{ "renew_record", "c07e36e20776587a54121db5b990749283c86813" },
 	{ "sh_acquire", "95eb99af229f65779ee5e785c3f71b242ba80ce3" },
 	{ "sh_release", "c0462713565d5f70e301a285f2e9752d0fbc8e20" },
