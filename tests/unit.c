@@ -394,7 +394,7 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "a45e3d8e1e0b6c6b5d6b7e31c90d91c4ac881b1e" },
+	{ "acquire", "5c48ff9d0c78e0a1f1417a6e6eea9607993fafac" },
 	{ "acquire_any", "887bc149c7dee6eaa50091b45abcea832bfa5eff" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "cab514b1128b091599a4dd2b97913d89617df44f" },
@@ -405,13 +405,13 @@ static const struct {
 	{ "notify", "478c0a2ae40e8c7a1cc139f320d618040308f24e" },
 	{ "once", "50b1b6627794dd1cfb66f28f35b60ba833e9c4a6" },
 	{ "once_done", "5b9f23dc1f5322b1d2429f84505b41a856212d7b" },
-	{ "once_mark", "79a16553ffb534f67fe93387c497f912a18dbd73" },
+	{ "once_mark", "46035419439a3b772d271ed8eb40cfe9600f54b7" },
 	{ "record", "e2db0e222cfc9aa92f1736c785dbfb49355a98b5" },
-	{ "release", "6da016bf6c7bbd311740188dc714a05d322d1801" },
-	{ "release_done", "7ff6944394ffc797a396acd52c0769a8404baf34" },
-	{ "release_key", "159d8bbaa5eb786c3d11ed1da5ae5aba3d3a0144" },
+	{ "release", "0f60715c2e911ec8e38bcb49a08128a1a844f615" },
+	{ "release_done", "6260f72cb745fa6fab71537316f6974533383411" },
+	{ "release_key", "980a9a89619f2b4a001714db5694b597ccf914a5" },
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
-	{ "renew", "abc6a4150aac8c6e1f94e8ca2935350d266654e8" },
+	{ "renew", "7bc160961f998c297ee50b4e7618ff5a00511981" },
 	{ "renew_record", "c07e36e20776587a54121db5b990749283c86813" },
 	{ "sh_acquire", "95eb99af229f65779ee5e785c3f71b242ba80ce3" },
 	{ "sh_release", "c0462713565d5f70e301a285f2e9752d0fbc8e20" },

@@ -18,21 +18,23 @@
 -- release wakes it, and the waiting writers (xwait), so that shared
 -- requests wait behind it, both for PROTO_WAIT_MARK_MS (scored by when
 -- that lapses, server ms); a queued request's grant leaves both.
-local f
+local granted
 if redis.call('SET', K, token, 'NX', 'PX', ttl) then
-  f = redis.call('INCR', fence)
+  granted = redis.call('INCR', fence)
   -- The usual grant, inline: the counter was there and the record key
   -- free (nothing holds NAME back), and the request was not queued
   -- (87: 'W').  Everything else goes on below, to grant().
-  if f > 1 and string.byte(wait) ~= 87 and redis.call('SET', meta,
-      string.format('%d', f) .. record, 'NX', 'PX', ttl) then
-    return f
+  if granted > 1 and string.byte(wait) ~= 87 and redis.call('SET', meta,
+      string.format('%d', granted) .. record, 'NX', 'PX', ttl) then
+    return granted
   end
 end
 --@include lib/grant.lua
 local held
-if f then
-  f, held = grant(K, fence, meta, record, ttl, string.sub(wait, 2), f)
+if granted then
+  local f
+  f, held = grant(K, fence, meta, record, ttl, string.sub(wait, 2),
+    granted)
   if not held then
     if string.byte(wait) == 87 then
       local id = string.sub(wait, 2)
