@@ -10,10 +10,16 @@
 # block's figure is the server's own CPU (schedstat run time of all its
 # threads) over the block, less that server's idle rate, per run; the
 # row gives the median block and the median of the blocks' ratios.
+# Beside it, the time the server spent in the commands each client sent
+# (INFO commandstats, per run: less noisy than the CPU, which counts the
+# connections too): redlock's scripts and its cluster probe, lockfloor's
+# SET and script.  With BENCH_BASELINE, another redlock build takes its
+# turn too, on a server of its own, for a before/after in one run.
 # Prints a Markdown section on stdout, progress on stderr.
 #
-# Environment: REDLOCK (the binary, default ./redlock), SERVER_RUNS
-# (300; 100 with BENCH_QUICK=1), SERVER_BLOCKS (4; 3 with BENCH_QUICK=1).
+# Environment: REDLOCK (the binary, default ./redlock), BENCH_BASELINE
+# (another redlock binary; none by default), SERVER_RUNS (300; 100 with
+# BENCH_QUICK=1), SERVER_BLOCKS (4; 3 with BENCH_QUICK=1).
 set -u -o pipefail
 
 awk() { LC_ALL=C command awk "$@"; }
@@ -21,6 +27,7 @@ awk() { LC_ALL=C command awk "$@"; }
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 REDLOCK=${REDLOCK:-$ROOT/redlock}
+BASELINE=${BENCH_BASELINE:-}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	RUNS=${SERVER_RUNS:-100} BLOCKS=${SERVER_BLOCKS:-3}
 else
@@ -59,10 +66,31 @@ CAD='if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS
 
 round() {
 	"$REDLOCK" -u "redis://127.0.0.1:$R_PORT" bench true || FAIL=1
+	[ -z "$BASELINE" ] ||
+	    "$BASELINE" -u "redis://127.0.0.1:$B_PORT" bench true || FAIL=1
 	"$FLOOR" run "$F_PORT" bench "$SHA" true || FAIL=1
 }
 
+# cmd_us PORT [PLAIN]: µs per run of the commands a client sent the
+# server at PORT since the last CONFIG RESETSTAT: its scripts (whose
+# commands are counted within them, and again each under its own
+# name), a CLUSTER subcommand, and the command named PLAIN.
+cmd_us() {
+	rcli "$1" INFO commandstats | tr -d '\r' | awk -F'[:=,]' -v plain="${2:-}" \
+	    -v n="$RUNS" '$1 ~ /^cmdstat_(eval|evalsha|eval_ro|evalsha_ro|cluster[|].*)$/ ||
+	    $1 == "cmdstat_" plain { us += $5 } END { printf "%.1f", us / n }'
+}
+
+reset_stats() {
+	local p
+	for p in "$@"; do
+		rcli "$p" CONFIG RESETSTAT >/dev/null || FAIL=1
+	done
+}
+
 [ -x "$REDLOCK" ] || die "no $REDLOCK: run make first"
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] ||
+    die "BENCH_BASELINE: no executable $BASELINE"
 TMP=$(mktemp -d)
 FLOOR=$TMP/lockfloor
 cflags=$(pkg-config --cflags hiredis 2>/dev/null)
@@ -75,39 +103,65 @@ cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
 FAIL=0
 start_redis R
 start_redis F
+[ -z "$BASELINE" ] || start_redis B
 SHA=$(rcli "$F_PORT" SCRIPT LOAD "$CAD")
 for ((i = 0; i < 20; i++)); do
 	round
 done
 ir=$(idle "$R_PID") if_=$(idle "$F_PID")
-log "$BLOCKS blocks of $RUNS runs each of redlock NAME true and the minimal lock, in turn"
-: >"$TMP/rl" && : >"$TMP/fl" && : >"$TMP/ratio"
+[ -z "$BASELINE" ] || ib=$(idle "$B_PID")
+log "$BLOCKS blocks of $RUNS runs each of redlock NAME true${BASELINE:+, the baseline} and the minimal lock, in turn"
+for f in rl fl bl ratio bratio rc fc bc; do : >"$TMP/$f"; done
 for ((b = 0; b < BLOCKS; b++)); do
+	reset_stats "$R_PORT" "$F_PORT" ${BASELINE:+"$B_PORT"}
 	r0=$(cpu "$R_PID") f0=$(cpu "$F_PID") t0=$(now_us)
+	[ -z "$BASELINE" ] || b0=$(cpu "$B_PID")
 	for ((i = 0; i < RUNS; i++)); do
 		round
 	done
 	t1=$(now_us) r1=$(cpu "$R_PID") f1=$(cpu "$F_PID")
+	[ -z "$BASELINE" ] || b1=$(cpu "$B_PID")
 	((FAIL)) && die "a run failed"
 	rl=$(per_run "$r0" "$r1" "$ir" $((t1 - t0)))
 	fl=$(per_run "$f0" "$f1" "$if_" $((t1 - t0)))
 	echo "$rl" >>"$TMP/rl"
 	echo "$fl" >>"$TMP/fl"
+	cmd_us "$R_PORT" >>"$TMP/rc" && echo >>"$TMP/rc"
+	cmd_us "$F_PORT" set >>"$TMP/fc" && echo >>"$TMP/fc"
 	awk -v a="$rl" -v b="$fl" 'BEGIN { printf "%.3f\n", a / b }' >>"$TMP/ratio"
-	log "block $((b + 1)): redlock $rl µs, minimal lock $fl µs"
+	msg="block $((b + 1)): redlock $rl µs ($(tail -n1 "$TMP/rc") in commands)"
+	if [ -n "$BASELINE" ]; then
+		bl=$(per_run "$b0" "$b1" "$ib" $((t1 - t0)))
+		echo "$bl" >>"$TMP/bl"
+		cmd_us "$B_PORT" >>"$TMP/bc" && echo >>"$TMP/bc"
+		awk -v a="$rl" -v b="$bl" 'BEGIN { printf "%.3f\n", a / b }' >>"$TMP/bratio"
+		msg+=", baseline $bl µs ($(tail -n1 "$TMP/bc"))"
+	fi
+	log "$msg, minimal lock $fl µs ($(tail -n1 "$TMP/fc"))"
 done
 rl=$(median <"$TMP/rl") fl=$(median <"$TMP/fl") ratio=$(median <"$TMP/ratio")
+rc=$(median <"$TMP/rc") fc=$(median <"$TMP/fc")
+cratio=$(awk -v a="$rc" -v b="$fc" 'BEGIN { printf "%.2f", a / b }')
 verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.05 ? "PASS" : "MISS") }')
+base_col='' base_sep='' base_cell='' base_c=''
+if [ -n "$BASELINE" ]; then
+	base_col=' redlock (baseline) |' base_sep='---|'
+	base_cell=" $(median <"$TMP/bl") µs |"
+	base_c=" $(median <"$TMP/bc") µs |"
+fi
 cat <<MD
 ## S: what a run costs the server (bench/server-cpu.sh)
 
-| | measure | redlock | minimal lock | ratio | target | |
-|---|---|---|---|---|---|---|
-| S | Redis CPU per \`redlock NAME true\` against one \`SET NX PX\`, \`true\`, one check-and-delete \`EVALSHA\` (lockfloor), median of $BLOCKS blocks × $RUNS runs | $rl µs | $fl µs | ${ratio}× | ≤ 1.05× | $verdict |
+| | measure | redlock |$base_col minimal lock | ratio | target | |
+|---|---|---|${base_sep}---|---|---|---|
+| S | Redis CPU per \`redlock NAME true\` against one \`SET NX PX\`, \`true\`, one check-and-delete \`EVALSHA\` (lockfloor), median of $BLOCKS blocks × $RUNS runs | $rl µs |$base_cell $fl µs | ${ratio}× | ≤ 1.05× | $verdict |
+| S′ | the same, time in the commands each sent (INFO commandstats: redlock's two scripts and its cluster probe; lockfloor's SET and script), median block | $rc µs |$base_c $fc µs | ${cratio}× | — | |
 
 - S: server CPU = schedstat run time of all the server's threads, less
-  its idle rate; each kind of run on a server of its own, the two taking
-  turns run by run.  Blocks (redlock / minimal, µs):
-  $(paste -d/ "$TMP/rl" "$TMP/fl" | paste -sd' ' | sed 's/ /, /g').
-  Ratio: the median of the blocks' ratios.
+  its idle rate; each kind of run on a server of its own, the $([ -n "$BASELINE" ] && echo three || echo two) taking
+  turns run by run.  Blocks (redlock$([ -n "$BASELINE" ] && echo " / baseline") / minimal, µs):
+  $(if [ -n "$BASELINE" ]; then paste -d/ "$TMP/rl" "$TMP/bl" "$TMP/fl"; else paste -d/ "$TMP/rl" "$TMP/fl"; fi | paste -sd' ' | sed 's/ /, /g').
+  Ratio: the median of the blocks' ratios$([ -n "$BASELINE" ] && echo "; against the baseline: $(median <"$TMP/bratio")×").
+  Commands per block (µs per run): redlock $(paste -sd' ' "$TMP/rc" | sed 's/ /, /g')$([ -n "$BASELINE" ] && echo "; baseline $(paste -sd' ' "$TMP/bc" | sed 's/ /, /g')"); minimal
+  $(paste -sd' ' "$TMP/fc" | sed 's/ /, /g').
 MD

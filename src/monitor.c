@@ -1,12 +1,22 @@
 /*
- * monitor.c - every outcome seen (redlock-monitoring(7)): the run form calls
- * in here as it goes, and this file tells --metrics-dir, --record,
- * --on-start and --on-exit what became of the run.  None of them
- * changes the exit status (except --skip-alert, which exists to), or
- * comes between the command and its lock: the "running" metrics are
- * written once the command runs, the on-start hook runs beside it, and
- * the end's metrics, record and on-exit hook come after the release.
- * Without these options nothing here reaches Redis or the disk.
+ * monitor.c - every outcome seen (redlock-monitoring(7)): the run form
+ * (run.c) calls in here once a phase, and this file tells --metrics-dir,
+ * --record, --on-start, --on-exit and systemd (notify.c, when
+ * NOTIFY_SOCKET is set) what became of the run.  None of them changes
+ * the exit status (except --skip-alert, which exists to), or comes
+ * between the command and its lock: the "running" metrics are written
+ * once the command runs, the on-start hook runs beside it, and the end's
+ * metrics, record and on-exit hook come after the release.  Without
+ * these options (and NOTIFY_SOCKET) nothing here reaches Redis or the
+ * disk.
+ *
+ * The phases, in the order run.c calls them: monitor_begin(), then
+ * monitor_waiting() from the wait (wait.c) each round; either the end
+ * of a run that did not get to run the command (monitor_refused(),
+ * monitor_done_before()), or monitor_starting() and monitor_started()
+ * around the command's start, monitor_done() once it is done and
+ * before the release, and monitor_end() after it.  --respawn's pauses
+ * and end are monitor_pausing() and monitor_stopping().
  */
 #include "monitor.h"
 
@@ -22,6 +32,7 @@
 #include "inspect.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include "outcome.h"
 #include "print.h"
 #include "record.h"
@@ -35,12 +46,14 @@
 #define MONITOR_START_PATIENCE_MS 10
 #define MONITOR_END_PATIENCE_MS 5000
 
+/* A run form invocation begins, for NAME's lock l. */
 void
 monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
     const struct grant *g)
 {
 	uuid_t u;
 
+	notify_init();
 	memset(m, 0, sizeof(*m));
 	m->cfg = c;
 	m->lock = l;
@@ -102,28 +115,36 @@ hook(struct monitor *m, const char *cmd, const char *outcome, int code)
 	return fd;
 }
 
-/* The lock is held: the on-start hook goes off just before the command
- * starts (see hooks.c). */
+/*
+ * One round of the wait (wait.c's struct wait_report, m a struct
+ * monitor): the attempt's result res and what it learned, o.  systemd
+ * hears who holds the lock, or why the wait goes on.
+ */
 void
-monitor_acquired(struct monitor *m)
+monitor_waiting(void *m, enum lock_result res, const struct lock_outcome *o)
+{
+	notify_waiting(((struct monitor *)m)->lock, res, o);
+}
+
+/*
+ * The lock is held and the command about to be started: the on-start
+ * hook goes off just before it (see hooks.c), and its start and
+ * duration count from here, before the fork, so that a duration is
+ * never shorter than the command ran (a child may run a while before
+ * its parent is back from the fork on a loaded machine).
+ */
+void
+monitor_starting(struct monitor *m)
 {
 	m->acquired = clock_ms();
 	if (m->cfg->on_start != NULL)
 		m->start_fd = hook(m, m->cfg->on_start, NULL, 0);
-}
-
-/* The command is about to be started: its start and duration count
- * from here, before the fork, so that a duration is never shorter than
- * the command ran (a child may run a while before its parent is back
- * from the fork on a loaded machine). */
-void
-monitor_starting(struct monitor *m)
-{
 	m->started = clock_ms();
 	m->start_wall = clock_wall_ms();
 }
 
-/* The command was started (code 0) or could not be (its status). */
+/* The command was started (code 0): the "running" metrics, and systemd
+ * hears that the unit is ready; or it could not be (code, its status). */
 void
 monitor_started(struct monitor *m, int code)
 {
@@ -136,12 +157,18 @@ monitor_started(struct monitor *m, int code)
 	}
 	e.start_ms = m->start_wall;
 	metrics(m, &e, MONITOR_START_PATIENCE_MS);
+	notify_running(m->lock);
 }
 
-/* The end of every invocation: metrics, the run record, the hooks.
- * Returns code. */
+/*
+ * The end of every invocation: metrics, the run record, the hooks.
+ * Returns the exit status of the run form: code, unless a signal asked
+ * redlock to end while it waited for a hook (the lock already
+ * released): then 128+N, *die_by being that signal, as for a signal
+ * while it waits for the lock.
+ */
 static int
-ended(struct monitor *m, enum outcome o, int code)
+ended(struct monitor *m, enum outcome o, int code, int *die_by)
 {
 	const struct config *c = m->cfg;
 	int64_t now = clock_ms(), wall = clock_wall_ms();
@@ -163,7 +190,10 @@ ended(struct monitor *m, enum outcome o, int code)
 	m->end_signal = hooks_wait(&m->start_fd, c->hook_timeout);
 	if (c->on_exit != NULL)
 		hook(m, c->on_exit, outcome_word(o), code);
-	return code;
+	if (m->end_signal == 0)
+		return code;
+	*die_by = m->end_signal;
+	return EXIT_SIGNAL_BASE + m->end_signal;
 }
 
 /* --skip-alert: the alert, naming who holds NAME (h): the exclusive
@@ -200,10 +230,11 @@ skip_alert(const struct config *c, const struct lock *l, long long n,
  * The lock was not obtained (res), and code is the status that says so.
  * With --record a busy or timed-out attempt is counted, and with
  * --skip-alert N the Nth in a row (and every later one until a run)
- * exits 1, naming the holder.  Returns the exit status.
+ * exits 1, naming the holder.  Returns the exit status (see ended()).
  */
 int
-monitor_refused(struct monitor *m, enum lock_result res, int code)
+monitor_refused(struct monitor *m, enum lock_result res, int code,
+    int *die_by)
 {
 	const struct config *c = m->cfg;
 	struct outcome_facts f = { .res = res, .wait = c->wait, .code = code };
@@ -222,7 +253,7 @@ monitor_refused(struct monitor *m, enum lock_result res, int code)
 			code = EXIT_NOT_HELD;
 		}
 	}
-	return ended(m, o, code);
+	return ended(m, o, code, die_by);
 }
 
 /*
@@ -230,20 +261,25 @@ monitor_refused(struct monitor *m, enum lock_result res, int code)
  * command was skipped with the conflict status (code).  Its outcome is
  * busy, as the status says, whatever -w was; it is no attempt that
  * found the lock taken, so --record keeps nothing of it and
- * --skip-alert does not count it.  Returns code.
+ * --skip-alert does not count it.  Returns the exit status (see
+ * ended()).
  */
 int
-monitor_done_before(struct monitor *m, int code)
+monitor_done_before(struct monitor *m, int code, int *die_by)
 {
-	return ended(m, OUTCOME_BUSY, code);
+	return ended(m, OUTCOME_BUSY, code, die_by);
 }
 
-/* The outcome of a run whose command is done (r, code and die_by as
- * run_command() has them): the one word that the metrics, the record,
- * the hooks and --once-per go by, so that only ok is a success. */
+/*
+ * The command is done, and the lock not yet released (r, code and
+ * die_by as run_command() has them).  Returns the run's outcome: the
+ * one word that the metrics, the record, the hooks and --once-per go
+ * by, so that only ok is a success.  systemd hears that the unit is
+ * stopping, before the release, unless this is a --respawn standby's
+ * round: its unit stops when the standby does (monitor_stopping()).
+ */
 enum outcome
-monitor_outcome(const struct monitor *m, const struct run *r, int code,
-    int die_by)
+monitor_done(struct monitor *m, const struct run *r, int code, int die_by)
 {
 	struct outcome_facts f = {
 		.acquired = 1, .spawned = m->started > 0, .lost = r->lost,
@@ -252,28 +288,31 @@ monitor_outcome(const struct monitor *m, const struct run *r, int code,
 		.code = code,
 	};
 
-	return outcome_of(&f);
+	m->outcome = outcome_of(&f);
+	if (!m->lock->policy.standby)
+		notify_stopping();
+	return m->outcome;
 }
 
-/* The command is done and the lock released (r, code and die_by as
- * run_command() has them).  Returns code. */
+/* The lock is released after the run monitor_done() told of, whose
+ * status is code.  Returns the exit status (see ended()). */
 int
-monitor_end(struct monitor *m, const struct run *r, int code, int die_by)
+monitor_end(struct monitor *m, int code, int *die_by)
 {
-	return ended(m, monitor_outcome(m, r, code, die_by), code);
+	return ended(m, m->outcome, code, die_by);
 }
 
-/*
- * The exit status of the run form, code unless a signal asked redlock
- * to end while it waited for a hook (the lock already released): then
- * 128+N, *die_by being that signal, as for a signal while it waits for
- * the lock.
- */
-int
-monitor_status(const struct monitor *m, int code, int *die_by)
+/* A --respawn round ended with status code: the standby pauses for
+ * pause_ms before it campaigns again (round counts from 1). */
+void
+monitor_pausing(const struct lock *l, int round, int code, int64_t pause_ms)
 {
-	if (m->end_signal == 0)
-		return code;
-	*die_by = m->end_signal;
-	return EXIT_SIGNAL_BASE + m->end_signal;
+	notify_pausing(l, round, code, pause_ms);
+}
+
+/* A --respawn standby ends: systemd hears that its unit is stopping. */
+void
+monitor_stopping(void)
+{
+	notify_stopping();
 }

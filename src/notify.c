@@ -144,10 +144,20 @@ holder_status(const struct lock *l, char *buf, size_t len)
 }
 
 /*
- * One round of a wait (wait.c), before it sleeps: res is the attempt's
- * result.  Says who holds the lock when that may have changed, and
- * extends the unit's start timeout when the last extension is a third
- * used.
+ * One round of a wait (wait.c, through monitor.c), before it sleeps: res
+ * is the attempt's result and o what it learned.  Says who holds the
+ * lock when that may have changed, and extends the unit's start timeout
+ * when the last extension is a third used.
+ *
+ * What the attempt learned words the status where it can: a failure's
+ * o->err, a --fair waiter's o->fair_pos.  A busy lock's holder takes a
+ * round of its own (holder_status(), at most every
+ * NOTIFY_HOLDER_EVERY_MS): an attempt that finds NAME taken learns only
+ * how long it stays so (o->busy_pttl, o->hold_ms), not who holds it or,
+ * for a free NAME held back, whether a --lock-delay or a --replace
+ * claim does; having every busy attempt of every waiter carry the
+ * holder record back would cost them all for what only a waiter under
+ * systemd reads.
  */
 void
 notify_waiting(const struct lock *l, enum lock_result res,

@@ -37,14 +37,11 @@
 #include "print.h"
 #include "quorum.h"
 #include "scripts.h"
-#include "sha1.h"
 
 /* How long a record outlives its last write: five weeks, so that a
  * monthly job's record is still there at its next run, and a NAME
  * given up leaves nothing behind a while later. */
 #define RECORD_LINGER_MS (35LL * 24 * 3600 * 1000)
-
-/* The script that keeps a run or a skip is src/lua/record.lua. */
 
 /* The record's key for lock key K (keylen bytes): malloc'd, or NULL. */
 char *
@@ -54,47 +51,21 @@ record_key(const char *key, size_t keylen, size_t *len)
 }
 
 /*
- * Run lua_record with the arguments in a (from its fourth: the keys
- * and ARGV) on every server, once by name and, where a server does not
- * know it, by body.  Fills r[0..l->n).  Returns how many servers
- * answered with something other than an error.
+ * Run record.lua with the arguments in a on every server (route.c
+ * sends its body where a server does not know it, and the body's
+ * answer is the one kept: a NOPERM, not the NOSCRIPT before it).
+ * Fills r[0..l->n).  Returns how many servers answered with something
+ * other than an error.
  */
 static int
 record_exec(const struct lock *l, struct args *a, struct conn_req *r, char *err,
     size_t errlen)
 {
-	static char sha[41];
-	char skip[l->n];
-	int ok = 0, again = 0;
+	int ok = 0;
 
-	if (sha[0] == '\0')
-		sha1_hex(lua_record, strlen(lua_record), sha);
-	a->argv[1] = sha;
-	a->len[1] = 40;
 	quorum_exec(l->conns, l->n, a, r, &(struct quorum_how){
 	    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1, .err = err,
 	    .errlen = errlen });
-	for (int i = 0; i < l->n; i++)
-		again += (skip[i] = (char)!reply_noscript(r[i].reply)) == 0;
-	if (again > 0) {
-		struct conn_req r2[l->n];
-
-		/* What the EVAL meets (NOPERM, say) is the reason, not the
-		 * NOSCRIPT that sent it. */
-		err[0] = '\0';
-		a->argv[0] = "EVAL";
-		a->len[0] = 4;
-		a->argv[1] = lua_record;
-		a->len[1] = strlen(lua_record);
-		quorum_exec(l->conns, l->n, a, r2, &(struct quorum_how){
-		    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1,
-		    .skip = skip, .err = err, .errlen = errlen });
-		for (int i = 0; i < l->n; i++)
-			if (!skip[i]) {
-				conn_req_clear(&r[i], 1);
-				r[i] = r2[i];
-			}
-	}
 	for (int i = 0; i < l->n; i++)
 		ok += r[i].reply != NULL && r[i].reply->type != REDIS_REPLY_ERROR;
 	if (ok == 0 && err[0] == '\0')
@@ -112,18 +83,12 @@ record_args(const struct lock *l, struct args *a, char **rk, enum outcome o)
 
 	if ((*rk = record_key(l->k.key, l->k.keylen, &rl)) == NULL)
 		return -1;
-	a->argc = a->nums = 0;
-	a->script = -1;
-	a->epoch_at = 0;
-	args_str(a, "EVALSHA");
-	args_add(a, "", 0);	/* the name: record_exec() */
-	args_num(a, NKEYS_RECORD);
-	args_add(a, *rk, rl);
-	args_add(a, l->k.key, l->k.keylen);
-	args_add(a, l->k.meta, l->k.metalen);
-	args_add(a, l->k.holders, l->k.holderslen);
-	args_add(a, l->k.hmeta, l->k.hmetalen);
-	a->base = a->argc - 1;
+	const char *key[NKEYS_RECORD] = { *rk, l->k.key, l->k.meta,
+	    l->k.holders, l->k.hmeta };
+	const size_t len[NKEYS_RECORD] = { rl, l->k.keylen, l->k.metalen,
+	    l->k.holderslen, l->k.hmetalen };
+
+	args_script_keys(a, SCRIPT_RECORD, key, len, NKEYS_RECORD);
 	args_put_num(a, ARG_RECORD_LINGER, RECORD_LINGER_MS);
 	args_put(a, ARG_RECORD_NAME, l->name, l->namelen);
 	args_put(a, ARG_RECORD_KEY, l->k.key, l->k.keylen);

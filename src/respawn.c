@@ -31,7 +31,7 @@
 #include "clock.h"
 #include "exit.h"
 #include "log.h"
-#include "notify.h"
+#include "monitor.h"
 #include "run.h"
 #include "sig.h"
 
@@ -114,7 +114,7 @@ rounds(const struct config *c, const struct lock *l, int *die_by)
 		log_info("--respawn: round %d ended with status %d after %lld ms; "
 		    "campaigning again in %lld ms", round + 1, code,
 		    (long long)(clock_ms() - start), (long long)pause);
-		notify_pausing(l, round + 1, code, pause);
+		monitor_pausing(l, round + 1, code, pause);
 		if ((sig = back_off(pause)) != 0) {
 			*die_by = sig;
 			return EXIT_SIGNAL_BASE + sig;
@@ -131,6 +131,6 @@ respawn_run(const struct config *c, const struct lock *l, int *die_by)
 {
 	int code = rounds(c, l, die_by);
 
-	notify_stopping();
+	monitor_stopping();
 	return code;
 }

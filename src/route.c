@@ -225,7 +225,7 @@ route_send(struct conn *conns, int n, struct args *a, struct conn_req *r,
 	cluster_route(conns, n, a);
 	rc = route_exec_until(conns, r, n, how->deadline, how->intr_fd,
 	    how->settled, epoch_at);
-	/* A script of proto.c's table; others (record.c) resend their own. */
+	/* A script of the table (every script is): its body where unknown. */
 	if (rc >= 0 && a->script >= 0)
 		rc = resend_body(conns, n, a, r, how, epoch_at);
 	if (rc >= 0)

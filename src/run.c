@@ -1,7 +1,9 @@
 /*
- * run.c - the run form: acquire, spawn, supervise, release, and the
- * exit status.  Once the lock is held nothing exits before it is
- * released.
+ * run.c - the run form, as its phases: acquire, the --once-per check,
+ * start, supervise, release, and the report with the exit status.
+ * Each phase tells the monitor (monitor.c), which alone speaks to the
+ * metrics, the run record, the hooks and systemd (doc/DESIGN.md, 7).
+ * Once the lock is held nothing exits before it is released.
  */
 #include "run.h"
 
@@ -20,7 +22,6 @@
 #include "holder.h"
 #include "log.h"
 #include "monitor.h"
-#include "notify.h"
 #include "once.h"
 #include "sig.h"
 #include "supervise.h"
@@ -122,13 +123,111 @@ run_holder(const struct config *c, struct lock_meta *m)
 	holder_command(m, c->label, c->shell, c->cmd, c->store_args);
 }
 
+/* Acquire: wait for the lock as -w allows (wait.c), claiming NAME when
+ * claim is set (--replace), into g, each round told to the monitor.
+ * Returns the wait's result, *o what its last attempt learned. */
+static enum lock_result
+phase_acquire(const struct config *c, const struct lock *l, int claim,
+    struct grant *g, struct monitor *mon, struct lock_outcome *o)
+{
+	struct wait_report report = { monitor_waiting, mon };
+	enum lock_result res;
+
+	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
+	    .claim = claim, .intr_fd = sig_fd(), .report = &report }, g, o);
+	if (res == LOCK_HELD || res == LOCK_REENTRANT)
+		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
+		    l->policy.shared ? " shared" : "", g->fence,
+		    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
+	return res;
+}
+
+/* --once-per, the lock got (res): when this period had its success,
+ * the lock is released and the run skipped as one that found the lock
+ * busy (once.c); returns that status, else -1: the command runs, and
+ * *since is when the period was found open. */
+static int
+phase_once(const struct config *c, const struct lock *l,
+    const struct grant *g, enum lock_result res, int64_t *since)
+{
+	return c->once_per > 0 ? once_skip(c, l, g, res == LOCK_HELD, since) :
+	    -1;
+}
+
+/* Start: supervision's state for a lock that is ours to release (held)
+ * or a parent redlock's, then the guard and the command (spawn()),
+ * which the monitor hears of before and after.  Returns 0, or the
+ * status of a command that could not start. */
+static int
+phase_start(const struct config *c, const struct lock *l, struct grant *g,
+    int held, struct monitor *mon, struct run *r)
+{
+	int code;
+
+	supervise_init(r, c, l, g, held);
+	monitor_starting(mon);
+	code = spawn(c, r);
+	monitor_started(mon, code);
+	return code;
+}
+
+/* Supervise the command until it is done; returns the status that
+ * says how it ended, *die_by as run_command() sets it. */
+static int
+phase_supervise(struct run *r, int *die_by)
+{
+	int status = supervise(r);
+
+	child_take_terminal(&r->child);
+	if (r->lost)
+		return EXIT_LOST;
+	if (r->timed_out)
+		return EXIT_TIMEOUT;
+	if (WIFSIGNALED(status))
+		*die_by = WTERMSIG(status);
+	/* Ctrl-C and Ctrl-\ from the terminal reached only the command's
+	 * group: pass them on to ours (see sig_die_by()). */
+	if (r->child.foreground && (*die_by == SIGINT || *die_by == SIGQUIT))
+		*die_by = -*die_by;
+	return child_exit_status(status);
+}
+
 /*
- * The run form, its wait claiming NAME when claim is set (--replace),
- * into the caller's grant g (fresh: zeroed; a fence of 0 after it
- * returns says that the lock was never held).  Returns the exit status;
- * *die_by is set to the signal that killed the command when redlock
- * should die of it too (it has no status of its own to report), negated
- * when its whole process group should, else 0.
+ * Release: the command is done (code, die_by), supervision ends, the
+ * monitor hears the outcome, and the lock is released (finish()).
+ * --once-per: a success (ok, not a command that exited 0 after redlock
+ * stop or --replace asked it to) closes the period in which the lock
+ * was got (found open at since); the release records it, or for a
+ * re-entrant run, whose release is its enclosing redlock's, a script of
+ * its own (once.c).
+ */
+static void
+phase_release(struct run *r, struct monitor *mon, int code, int die_by,
+    int64_t since)
+{
+	const struct config *c = r->cfg;
+	int succeeded;
+
+	supervise_end(r);
+	succeeded = monitor_done(mon, r, code, die_by) == OUTCOME_OK &&
+	    c->once_per > 0;
+	if (succeeded && !r->held)
+		once_mark(c, r->lock, r->grant, since);
+	if (r->held)
+		finish(r, succeeded ? c->once_per : 0, since);
+	if (r->held && r->stop_asked)
+		lock_notify_stopped(r->lock);
+}
+
+/*
+ * The run form, phase by phase: acquire (claiming NAME when claim is
+ * set: --replace), the --once-per check, start, supervise, release,
+ * and the report (monitor.c, which each phase tells), into the
+ * caller's grant g (fresh: zeroed; a fence of 0 after it returns says
+ * that the lock was never held).  Returns the exit status; *die_by is
+ * set to the signal that killed the command when redlock should die of
+ * it too (it has no status of its own to report), negated when its
+ * whole process group should, else 0.
  */
 int
 run_command(const struct config *c, const struct lock *l, int claim,
@@ -138,61 +237,20 @@ run_command(const struct config *c, const struct lock *l, int claim,
 	enum lock_result res;
 	struct monitor mon;
 	struct run r;
-	int64_t done_since = 0;
-	int status, code, succeeded;
+	int64_t since = 0;
+	int code;
 
 	*die_by = 0;
-	notify_init();
 	monitor_begin(&mon, c, l, g);
-	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
-	    .claim = claim, .intr_fd = sig_fd() }, g, &o);
+	res = phase_acquire(c, l, claim, g, &mon, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
-		return monitor_status(&mon, monitor_refused(&mon, res,
-		    refused_report(c, l, res, &o, die_by)), die_by);
-	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
-	    l->policy.shared ? " shared" : "", g->fence,
-	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
-	/* --once-per: this period had its success; the run is skipped as
-	 * one that found the lock busy. */
-	if (c->once_per > 0 && (code = once_skip(c, l, g, res == LOCK_HELD,
-	    &done_since)) >= 0)
-		return monitor_status(&mon, monitor_done_before(&mon, code),
-		    die_by);
-	supervise_init(&r, c, l, g, res == LOCK_HELD);
-	monitor_acquired(&mon);
-	monitor_starting(&mon);
-	code = spawn(c, &r);
-	monitor_started(&mon, code);
-	if (code == 0) {
-		notify_running(l);
-		status = supervise(&r);
-		child_take_terminal(&r.child);
-		code = r.lost ? EXIT_LOST : r.timed_out ? EXIT_TIMEOUT :
-		    child_exit_status(status);
-		if (!r.lost && !r.timed_out && WIFSIGNALED(status))
-			*die_by = WTERMSIG(status);
-		/* Ctrl-C and Ctrl-\ from the terminal reached only the
-		 * command's group: pass them on to ours (see sig_die_by()). */
-		if (r.child.foreground && (*die_by == SIGINT || *die_by == SIGQUIT))
-			*die_by = -*die_by;
-	}
-	supervise_end(&r);
-	/* --once-per: a success (ok, not a command that exited 0 after
-	 * redlock stop or --replace asked it to) closes the period in which
-	 * the lock was got; the release records it, or for a re-entrant run,
-	 * whose release is its enclosing redlock's, a script of its own
-	 * (once.c). */
-	succeeded = c->once_per > 0 &&
-	    monitor_outcome(&mon, &r, code, *die_by) == OUTCOME_OK;
-	if (succeeded && !r.held)
-		once_mark(c, l, g, done_since);
-	/* A standby's unit stops when the standby does (respawn.c). */
-	if (!l->policy.standby)
-		notify_stopping();
-	if (r.held)
-		finish(&r, succeeded ? c->once_per : 0, done_since);
-	if (r.held && r.stop_asked)
-		lock_notify_stopped(l);
-	return monitor_status(&mon, monitor_end(&mon, &r, code, *die_by),
-	    die_by);
+		return monitor_refused(&mon, res,
+		    refused_report(c, l, res, &o, die_by), die_by);
+	if ((code = phase_once(c, l, g, res, &since)) >= 0)
+		return monitor_done_before(&mon, code, die_by);
+	code = phase_start(c, l, g, res == LOCK_HELD, &mon, &r);
+	if (code == 0)
+		code = phase_supervise(&r, die_by);
+	phase_release(&r, &mon, code, *die_by, since);
+	return monitor_end(&mon, code, die_by);
 }

@@ -23,7 +23,6 @@
 #include "failover.h"
 #include "fair.h"
 #include "hold.h"
-#include "notify.h"
 #include "quorum.h"
 #include "replace.h"
 #include "sig.h"
@@ -117,6 +116,7 @@ struct wait_state {
 	int seen_busy;		/* an attempt found the lock taken */
 	struct lock_waiter waiter;	/* our place in the queues */
 	struct grant *grant;	/* the caller's: each attempt's */
+	const struct wait_report *report;	/* or NULL: nobody asked */
 };
 
 /* a = BLPOP on the lists ls with a timeout of ms (at least 1); t (32
@@ -311,6 +311,15 @@ final_later(enum lock_result res)
 	return res != LOCK_BUSY && res != LOCK_UNAVAILABLE;
 }
 
+/* Tell the caller of a round that goes on (res, o) before its sleep. */
+static void
+wait_tell(const struct wait_state *w, enum lock_result res,
+    const struct lock_outcome *o)
+{
+	if (w->report != NULL && w->report->fn != NULL)
+		w->report->fn(w->report->ctx, res, o);
+}
+
 /* After a busy attempt: how long to pause, or -1 to stop here (res
  * updated). */
 static int64_t
@@ -452,7 +461,7 @@ wait_fair(const struct lock *l, struct wait_state *w, int intr_fd,
 			break;
 		if (ms > FAIR_RENEW_MS)
 			ms = FAIR_RENEW_MS;
-		notify_waiting(l, res, o);
+		wait_tell(w, res, o);
 		fair_lists(l, &w->waiter, &f, &ls);
 		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
 		    &w->waiter.woken);
@@ -483,7 +492,7 @@ wait_begin(const struct lock *l, const struct wait_req *q, struct grant *g,
 	int64_t wait = q->wait;
 
 	*w = (struct wait_state){ .wait = wait, .start = clock_ms(),
-	    .grant = g };
+	    .grant = g, .report = q->report };
 	w->until = wait < 0 ? -1 : w->start + wait;
 	w->waiter.queue_ms = !l->policy.shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;
@@ -498,6 +507,7 @@ wait_begin(const struct lock *l, const struct wait_req *q, struct grant *g,
  * Acquire as q asks, waiting up to q->wait ms (0: one attempt;
  * negative: forever), into the caller's grant g.  See
  * WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
+ * q->report (or NULL) hears of each round before the wait sleeps.
  */
 enum lock_result
 wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
@@ -538,7 +548,7 @@ wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
 			continue;
 		if (ms < 0)
 			break;
-		notify_waiting(l, res, o);
+		wait_tell(&w, res, o);
 		res = sleep_and_try(l, &w, ms, res, intr_fd, o, &stop);
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Fault injection against one server (redlock(1), EXIT STATUS status 75, §4): a server
+# Fault injection against one server (redlock(1), EXIT STATUS, status 75): a server
 # that hangs, pauses its clients, restarts or kills connections; replies
 # delayed or blackholed by tests/proxy.py; redlock itself killed or
 # stopped.  Overlaps are caught by the kernel through the flock(1) oracle

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Renewal while the command runs, and losing the lock (redlock(1) renew, §3
-# status 75, §4 "the lock also counts as lost when a renewal finds the key
-# gone or held by another token", --on-lost, --kill-after).
+# Renewal while the command runs, and losing the lock (redlock(1), renew, and EXIT STATUS
+# status 75, also when a renewal finds the key gone or held by another
+# token; --on-lost, --kill-after).
 
 load helpers
 

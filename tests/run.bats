@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Running a command under the lock (redlock(1), SYNOPSIS run forms, §3 statuses, §4).
+# Running a command under the lock (redlock(1), SYNOPSIS, the run forms, and EXIT STATUS).
 
 load helpers
 

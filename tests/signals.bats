@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# Signals (redlock(1), EXIT STATUS 128+N, §4): forwarded to the command; redlock's own
+# Signals (redlock(1), EXIT STATUS 128+N): forwarded to the command; redlock's own
 # death takes the command with it; a signal while waiting leaves nothing.
 
 load helpers

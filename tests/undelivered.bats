@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
-# An undelivered token (redlock(1), EXIT STATUS status 74, §6): when
+# An undelivered token (redlock(1), EXIT STATUS, status 74): when
 # `acquire` cannot write its token (or its --env assignments) - stdout
 # full, closed, or a pipe nobody reads - nobody has the token, so redlock
 # releases the lock and exits 74.

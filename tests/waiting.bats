@@ -2,7 +2,7 @@
 # shellcheck shell=bash disable=SC2016,SC2034,SC2154
 #
 # Waiting for a held lock: -n, -w, -E, blocking waits and wake-ups
-# (redlock(1), SYNOPSIS options, §3 conflict status, §4 "waiting never spins").
+# (redlock(1), OPTIONS, the conflict status of EXIT STATUS; waiting never spins).
 
 load helpers
 

@@ -2,6 +2,7 @@
 -- fields).
 --
 --@keys record K meta holders hmeta
+--@caller-keys
 --@reply skips state host pid user start count
 --@argv linger name key host outcome pid user exit_status duration wait fence
 -- ARGV: linger ms, NAME, K, host, outcome; a run adds pid, user, exit

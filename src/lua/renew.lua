@@ -14,10 +14,17 @@
 -- Returns 1, or 2 when an operator asked this holder to stop (redlock
 -- stop marked K); else 0 held by another token, -2 held shared, -1
 -- free.
+local v = redis.pcall('GET', K)
+-- The usual renewal, inline (src/lua/README): token holds K, unmarked.
+if v == token then
+  redis.call('PEXPIRE', K, ttl)
+  if meta then redis.call('PEXPIRE', meta, record_ms) end
+  return 1
+end
 --@include lib/token_holds.lua
-local no, stop = token_holds(K, token)
+local no = token_holds(K, token)
 if no then return no end
+-- Marked to stop (redlock stop): renewed all the same, and told.
 redis.call('PEXPIRE', K, ttl)
 if meta then redis.call('PEXPIRE', meta, record_ms) end
-if stop then return 2 end
-return 1
+return 2
