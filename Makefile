@@ -128,7 +128,7 @@ check: test-deps
 	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
-# The staged Sentinel failovers of tests/sentinel-failover.bats, SOAK times each,
+# The staged Sentinel failovers of tests/sentinel-staged-*.bats, SOAK times each,
 # and RESPAWN_ROUNDS takeovers of each kind of tests/respawn.bats (half
 # an hour together; CI does not run it).
 SOAK ?= 10
@@ -136,7 +136,8 @@ RESPAWN_ROUNDS ?= 100
 
 soak: test-deps
 	@$(MAKE) --no-print-directory redlock
-	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel-failover.bats
+	REDLOCK_SOAK=$(SOAK) bats --tap --filter 'staged loss' tests/sentinel-staged-loss.bats \
+		tests/sentinel-staged-waiters.bats
 	REDLOCK_RESPAWN_ROUNDS=$(RESPAWN_ROUNDS) bats --tap \
 		--filter 'three standbys' tests/respawn.bats
 

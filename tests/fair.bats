@@ -9,11 +9,17 @@
 # server, a quorum, through Sentinel and on a Redis Cluster (those two
 # are started by their tests and stopped at the end of them); with each
 # option that works with --fair, and the ones refused.
+#
+# The three runs of ten rounds (fair-rounds.bats, fair-quorum.bats,
+# fair-sentinel.bats) are files of their own, so that tests/run.sh runs
+# them beside this one: each takes half a minute, and in one file with
+# the rest they made the suite's longest file.
 
 load helpers
 load fault_helpers
 load sentinel_helpers
 load cluster_helpers
+load fair_helpers
 
 lifecycle main -- q2 -- q3
 
@@ -22,74 +28,11 @@ lifecycle main -- q2 -- q3
 # scales it further).
 DEAD_BOUND_MS=3000
 
-# shellcheck disable=SC2317 # called by lifecycle
-test_setup() {
-	ORDER=$BATS_TEST_TMPDIR/order
-	: >"$ORDER"
-	SRV=(-u "unix://$REDIS_SOCK")
-}
-
-# queued NAME: how many wait in NAME's queue, as status shows it.
-queued() {
-	"$RL" "${SRV[@]}" status "$1" 2>/dev/null |
-		sed -n 's/^queue: *\([0-9]*\) waiting.*/\1/p' | grep . || echo 0
-}
-queued_is() { [[ $(queued "$1") == "$2" ]]; }
-lines_are() { [[ $(wc -l <"$ORDER") -ge $1 ]]; }
-
-# waiter TAG [OPTION...]: a --fair waiter of NAME "job" whose command
-# appends TAG to the order file; returns once it is in the queue
-# (queue length N, the caller's count).
-waiter() {
-	local tag=$1 n=$2
-	shift 2
-	bg_start "w$tag" "$RL" "${SRV[@]}" --fair -w 60s "$@" job \
-		sh -c 'echo "$1" >>"$2"' sh "$tag" "$ORDER"
-	wait_until -t 10 queued_is job "$n"
-}
-
-# one_round: a holder, eight waiters joining one after another (each
-# once the one before is queued), then the release; prints the order.
-one_round() {
-	: >"$ORDER"
-	hold_lock h "${SRV[@]}" job
-	local i
-	for i in 1 2 3 4 5 6 7 8; do
-		waiter "$i" "$i"
-	done
-	release_lock h
-	for i in 1 2 3 4 5 6 7 8; do
-		bg_wait "w$i" 30
-		assert_equal "$BG_STATUS" 0
-	done
-	tr '\n' ' ' <"$ORDER"
-}
-
-@test "eight waiters run in the order they came, ten rounds in a row, on one server" {
-	local r
-	for r in 1 2 3 4 5 6 7 8 9 10; do
-		assert_equal "$(one_round)" "1 2 3 4 5 6 7 8 "
-	done
-}
-
 @test "nothing is left of the queue in Redis once it is empty" {
 	one_round >/dev/null
 	wait_until -t 5 queued_is job 0
 	run -0 rcli --scan --pattern '*fair*'
 	assert_output ''
-}
-
-@test "on a quorum of three the waiters run in the order they came, ten rounds in a row" {
-	SRV=(-u "unix://$REDIS_SOCK" -u "unix://$(redis_sock q2)" -u "unix://$(redis_sock q3)")
-	local r
-	for r in 1 2 3 4 5 6 7 8 9 10; do
-		assert_equal "$(one_round)" "1 2 3 4 5 6 7 8 "
-	done
-	# Every server ordered the queue alike, and kept nothing.
-	for r in main q2 q3; do
-		run -0 rcli_at "$r" --scan --pattern '*fair*'
-		assert_output ''
-	done
 }
 
 # head_gone HOW: the head waiter is made to fail by HOW (a function of
@@ -343,19 +286,6 @@ faketime_lib() {
 		assert_equal "$BG_STATUS" 0
 	done
 	assert_equal "$(tr '\n' ' ' <"$ORDER")" "1 2 3 4 5 6 "
-}
-
-@test "through Sentinel the waiters run in the order they came, ten rounds in a row, and nothing is left on the master" {
-	sentinel_setup fs svc-fair
-	SRV=(-u "$SENTINEL_URL")
-	local r
-	for r in 1 2 3 4 5 6 7 8 9 10; do
-		assert_equal "$(one_round)" "1 2 3 4 5 6 7 8 "
-	done
-	wait_until -t 5 queued_is job 0
-	run -0 rcli_at fs-m --scan --pattern '*fair*'
-	assert_output ''
-	sentinel_teardown fs
 }
 
 @test "on a Redis Cluster the waiters run in the order they came, the queue in NAME's slot" {

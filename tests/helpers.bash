@@ -83,10 +83,28 @@ scale_ms() {
 
 # --- polling ------------------------------------------------------------------
 
+# _untraced CMD [ARG...]: runs CMD (a function of these helpers) without
+# bats's DEBUG trap, and puts the trap back.  bats runs the trap before
+# every command of a test, its helpers and their subshells, to keep a
+# stack trace for its failure messages; in a polling loop that is ten
+# times the loop's own cost, and it made bash the suite's main use of
+# the processors (three quarters of its CPU time, measured with perf),
+# far ahead of redlock and the servers.  A failure inside CMD is
+# reported at the line that called the helper.
+_untraced() {
+	local trap_debug st=0
+	trap_debug=$(trap -p DEBUG)
+	trap - DEBUG
+	"$@" || st=$?
+	eval "${trap_debug:-trap - DEBUG}"
+	return "$st"
+}
+
 # wait_until [-t SECONDS] CMD [ARG...]
 # Polls CMD every 50 ms until it succeeds; fails after SECONDS (default
 # 10, scaled by the slowness factor) or after the matching number of tries.
-wait_until() {
+wait_until() { _untraced _wait_until "$@"; }
+_wait_until() {
 	local timeout=10
 	if [[ ${1:-} == -t ]]; then
 		timeout=$2
@@ -113,7 +131,8 @@ wait_until() {
 # stays_false [-t SECONDS] CMD [ARG...]
 # The negative window check: succeeds if CMD stays false for SECONDS
 # (default 1, not scaled: it is a lower bound), polling every 50 ms.
-stays_false() {
+stays_false() { _untraced _stays_false "$@"; }
+_stays_false() {
 	local timeout=1
 	if [[ ${1:-} == -t ]]; then
 		timeout=$2
@@ -282,8 +301,10 @@ _kill_session() { _kill_sessions "$1"; }
 
 # _kill_sessions SID...: as _kill_session, for every SID in one pass
 # over /proc (a test with a hundred jobs would otherwise read every
-# process's stat a hundred times).
-_kill_sessions() {
+# process's stat a hundred times), untraced (see _untraced): it runs
+# after every test with a background job.
+_kill_sessions() { _untraced _kill_sessions_scan "$@"; }
+_kill_sessions_scan() {
 	local stat f rest p sid
 	local -A sids=()
 	for sid in "$@"; do

@@ -13,7 +13,12 @@
 # The typed commands record what they do in files under $D (the test's
 # directory): pids, exit statuses, the output of `jobs`.  States are
 # waited for, never slept for: "the prompt is back" is "the shell's
-# terminal foreground process group is the shell's own".
+# terminal foreground process group is the shell's own".  Each wait has
+# 20 s (scaled by REDLOCK_TEST_SLOW): a state that comes at all comes in
+# well under a second, but a keystroke goes through tmux and bash on a
+# machine that the suite's other files keep busy (a sanitizer build's
+# prompt once took over 5 s there), and waiting longer costs nothing
+# when the state comes.
 
 load helpers
 
@@ -52,10 +57,10 @@ tm_start() {
 	SHELL_PID=$(tm display-message -p '#{pane_pid}')
 	TM_SERVER_PID=$(tm display-message -p '#{pid}')
 	echo "$SHELL_PID" >>"$D/shell.pids"
-	wait_until -t 10 prompt_back
+	wait_until -t 20 prompt_back
 	# The shell prints what it did to files, not to the screen.
 	tm_type 'set +o histexpand'
-	wait_until -t 10 prompt_back
+	wait_until -t 20 prompt_back
 }
 
 # tm_stop: ends the tmux server and every process still in the shell's
@@ -63,7 +68,7 @@ tm_start() {
 tm_stop() {
 	[[ -n ${TM_SOCK:-} ]] || return 0
 	tm kill-server 2>/dev/null
-	[[ -n ${TM_SERVER_PID:-} ]] && wait_until -t 5 pid_dead "$TM_SERVER_PID" 2>/dev/null
+	[[ -n ${TM_SERVER_PID:-} ]] && wait_until -t 20 pid_dead "$TM_SERVER_PID" 2>/dev/null
 	local p
 	if [[ -f $D/shell.pids ]]; then
 		while read -r p; do
@@ -107,7 +112,7 @@ not_stopped() { pid_alive "$1" && ! stopped "$1"; }
 # tm_run LINE: types LINE and waits until the prompt is back.
 tm_run() {
 	tm_type "$1"
-	wait_until -t 10 prompt_back
+	wait_until -t 20 prompt_back
 }
 
 # screen: the pane's text (for failure messages).
@@ -127,7 +132,7 @@ WAIT_GO='echo $$ >"$D/c.pid"; echo "${REDLOCK_TOKEN:-}" >"$D/c.token"; . "$TESTS
 start_waiting() {
 	rm -f "$D"/{c.pid,c.token,go,finished,rc,jobs}
 	tm_type "$1 sh -c '$WAIT_GO'"
-	wait_until -t 10 test -s "$D/c.pid" || {
+	wait_until -t 20 test -s "$D/c.pid" || {
 		echo "the command never ran; screen:" >&2
 		screen >&2
 		return 1
@@ -140,18 +145,18 @@ start_waiting() {
 # command stopped, and `jobs` must say Stopped.
 suspend_job() {
 	tm_keys C-z
-	wait_until -t 5 prompt_back || fail "Ctrl-Z: the prompt did not come back; screen: $(screen)"
+	wait_until -t 20 prompt_back || fail "Ctrl-Z: the prompt did not come back; screen: $(screen)"
 	# The prompt is back once the tool stopped; its command may still be
 	# on its way (state D or S for a moment).
-	wait_until -t 5 stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
-	wait_until -t 5 stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
+	wait_until -t 20 stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
+	wait_until -t 20 stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
 }
 
 # rc_is N: the exit status the shell wrote to $D/rc is N.
 rc_is() {
-	wait_until -t 15 test -s "$D/rc" || fail "no exit status written; screen: $(screen)"
+	wait_until -t 20 test -s "$D/rc" || fail "no exit status written; screen: $(screen)"
 	assert_equal "$(cat "$D/rc")" "rc=$1"
 }
 
@@ -161,21 +166,21 @@ ctrl_z_then_fg() {
 	start_waiting "$1"
 	suspend_job
 	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped"
-	wait_until -t 5 not_stopped "$TOOL_PID" || fail "fg: pid $TOOL_PID stays stopped"
+	wait_until -t 20 not_stopped "$CHILD" || fail "fg: the command stays stopped"
+	wait_until -t 20 not_stopped "$TOOL_PID" || fail "fg: pid $TOOL_PID stays stopped"
 	assert [ ! -e "$D/finished" ]
 	: >"$D/go"
 	rc_is 0
 	assert_equal "$(cat "$D/finished")" finished
-	wait_until -t 5 prompt_back
+	wait_until -t 20 prompt_back
 }
 
 ctrl_z_then_bg() {
 	start_waiting "$1"
 	suspend_job
 	tm_run 'bg'
-	wait_until -t 5 not_stopped "$CHILD" || fail "bg: the command stays stopped"
-	wait_until -t 5 not_stopped "$TOOL_PID" || fail "bg: pid $TOOL_PID stays stopped"
+	wait_until -t 20 not_stopped "$CHILD" || fail "bg: the command stays stopped"
+	wait_until -t 20 not_stopped "$TOOL_PID" || fail "bg: pid $TOOL_PID stays stopped"
 	# The shell keeps its prompt while the job runs in the background.
 	assert prompt_back
 	: >"$D/go"
@@ -187,28 +192,30 @@ ctrl_z_then_bg() {
 ctrl_c_in_foreground() {
 	rm -f "$D"/{c.pid,rc}
 	tm_type "$1 sh -c 'echo \$\$ >\"\$D/c.pid\"; sleep 30'"
-	wait_until -t 10 test -s "$D/c.pid"
+	wait_until -t 20 test -s "$D/c.pid"
 	local child
 	child=$(cat "$D/c.pid")
 	tm_keys C-c
-	wait_until -t 5 prompt_back || fail "Ctrl-C: no prompt; screen: $(screen)"
+	wait_until -t 20 prompt_back || fail "Ctrl-C: no prompt; screen: $(screen)"
 	# (Typed after the prompt: Ctrl-C ends the whole line typed before.)
 	tm_type 'echo "rc=$?" >"$D/rc"'
 	rc_is 130
-	assert wait_for_exit "$child" 5
+	assert wait_for_exit "$child" 20
 }
 
-# ctrl_c_in_loop TOOL: Ctrl-C while the first of three iterations runs;
-# then `echo after` is typed.  Sets ITERS to what the loop got to run.
+# ctrl_c_in_loop TOOL: Ctrl-C while the first of three iterations runs
+# (each would run 30 s: the keystroke comes while the first runs, however
+# loaded the machine); then `echo after` is typed.  Sets ITERS to what
+# the loop got to run.
 ctrl_c_in_loop() {
 	rm -f "$D"/{started,iters}
-	tm_type "for f in a b c; do echo \$f >>\"\$D/iters\"; $1 sh -c ': >\"\$D/started\"; sleep 2'; done"
+	tm_type "for f in a b c; do echo \$f >>\"\$D/iters\"; $1 sh -c ': >\"\$D/started\"; sleep 30'; done"
 	wait_for_file "$D/started" 10
 	tm_keys C-c
 	# Typed at once: runs when the shell reads its next line, i.e. after
 	# the loop if it went on.
 	tm_type 'echo after >>"$D/iters"'
-	wait_until -t 15 grep -q after "$D/iters" || fail "screen: $(screen)"
+	wait_until -t 20 grep -q after "$D/iters" || fail "screen: $(screen)"
 	ITERS=$(tr '\n' ' ' <"$D/iters")
 }
 
@@ -217,14 +224,14 @@ ctrl_c_in_loop() {
 reads_tty_in_background() {
 	rm -f "$D"/{c.pid,got,rc,jobs}
 	tm_type "$1 sh -c 'echo \$\$ >\"\$D/c.pid\"; read x; echo \"got \$x\" >\"\$D/got\"' &"
-	wait_until -t 10 test -s "$D/c.pid"
+	wait_until -t 20 test -s "$D/c.pid"
 	CHILD=$(cat "$D/c.pid")
-	wait_until -t 5 stopped "$CHILD" || fail "the reading command is not stopped: state $(stat_field "$CHILD" 1); screen: $(screen)"
-	wait_until -t 5 prompt_back || fail "no prompt; screen: $(screen)"
+	wait_until -t 20 stopped "$CHILD" || fail "the reading command is not stopped: state $(stat_field "$CHILD" 1); screen: $(screen)"
+	wait_until -t 20 prompt_back || fail "no prompt; screen: $(screen)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
 	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped"
+	wait_until -t 20 not_stopped "$CHILD" || fail "fg: the command stays stopped"
 	tm_type 'hello'
 	rc_is 0
 	assert_equal "$(cat "$D/got")" 'got hello'
@@ -271,7 +278,7 @@ reads_tty_in_background() {
 	suspend_job
 	assert_equal "$(rcli GET redlock:jh)" "$token"
 	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD"
+	wait_until -t 20 not_stopped "$CHILD"
 	assert_equal "$(rcli GET redlock:jh)" "$token"
 	: >"$D/go"
 	rc_is 0
@@ -282,27 +289,27 @@ reads_tty_in_background() {
 	start_waiting "redlock jt"
 	suspend_job
 	kill -TERM "$TOOL_PID"
-	wait_until -t 5 pid_dead "$CHILD" || fail "the suspended command is still there: state $(stat_field "$CHILD" 1)"
-	wait_until -t 5 pid_dead "$TOOL_PID" || fail "redlock is still there: state $(stat_field "$TOOL_PID" 1)"
+	wait_until -t 20 pid_dead "$CHILD" || fail "the suspended command is still there: state $(stat_field "$CHILD" 1)"
+	wait_until -t 20 pid_dead "$TOOL_PID" || fail "redlock is still there: state $(stat_field "$TOOL_PID" 1)"
 	assert [ ! -e "$D/finished" ]
-	wait_for_no_key redlock:jt 5
+	wait_for_no_key redlock:jt 20
 }
 
 @test "closing the terminal ends a foreground 'redlock NAME cmd' and releases the lock" {
 	start_waiting "redlock jk"
 	tm kill-server
-	wait_until -t 5 pid_dead "$CHILD" || fail "the command survived the terminal"
-	wait_until -t 5 pid_dead "$TOOL_PID" || fail "redlock survived the terminal"
-	wait_for_no_key redlock:jk 5
+	wait_until -t 20 pid_dead "$CHILD" || fail "the command survived the terminal"
+	wait_until -t 20 pid_dead "$TOOL_PID" || fail "redlock survived the terminal"
+	wait_for_no_key redlock:jk 20
 }
 
 @test "closing the terminal ends a suspended 'redlock NAME cmd' and releases the lock" {
 	start_waiting "redlock js"
 	suspend_job
 	tm kill-server
-	wait_until -t 5 pid_dead "$CHILD" || fail "the suspended command survived the terminal: state $(stat_field "$CHILD" 1)"
-	wait_until -t 5 pid_dead "$TOOL_PID" || fail "redlock survived the terminal: state $(stat_field "$TOOL_PID" 1)"
-	wait_for_no_key redlock:js 5
+	wait_until -t 20 pid_dead "$CHILD" || fail "the suspended command survived the terminal: state $(stat_field "$CHILD" 1)"
+	wait_until -t 20 pid_dead "$TOOL_PID" || fail "redlock survived the terminal: state $(stat_field "$TOOL_PID" 1)"
+	wait_for_no_key redlock:js 20
 }
 
 # A command that appends a line to $D/ticks every 50 ms until $D/go.
@@ -313,7 +320,7 @@ TICKING='echo $$ >"$D/c.pid"; echo "$REDLOCK_TOKEN" >"$D/c.token"; i=0; while [ 
 start_ticking() {
 	rm -f "$D"/{ticks,c.pid,rc}
 	tm_type "redlock -t $1 $2 sh -c '$TICKING'"
-	wait_until -t 10 test -s "$D/c.pid"
+	wait_until -t 20 test -s "$D/c.pid"
 	CHILD=$(cat "$D/c.pid")
 	TOOL_PID=$(stat_field "$CHILD" 2)
 }
@@ -322,16 +329,16 @@ start_ticking() {
 # command runs again.
 fg_running() {
 	tm_type 'fg; echo "rc=$?" >"$D/rc"'
-	wait_until -t 5 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
+	wait_until -t 20 not_stopped "$CHILD" || fail "fg: the command stays stopped; screen: $(screen)"
 }
 
 @test "a suspended job whose lease lapsed and was taken by another holder: on fg the command ends without running again and redlock exits 75" {
 	start_ticking 1s jx
-	wait_until -t 5 test -s "$D/ticks"
+	wait_until -t 20 test -s "$D/ticks"
 	suspend_job
 	# Suspended, redlock renews nothing: the key expires, another holder
 	# takes the lock.
-	wait_for_no_key redlock:jx 10
+	wait_for_no_key redlock:jx 20
 	run -0 --separate-stderr redlock acquire -t 1m jx
 	local other=$output ticks
 	ticks=$(wc -l <"$D/ticks")
@@ -369,9 +376,9 @@ threads_over() {
 	local token
 	token=$(cat "$D/c.token")
 	suspend_job
-	wait_for_no_key redlock:jy 10
+	wait_for_no_key redlock:jy 20
 	fg_running
-	wait_until -t 5 eval '[[ $(rcli GET redlock:jy) == "$token" ]]' ||
+	wait_until -t 20 eval '[[ $(rcli GET redlock:jy) == "$token" ]]' ||
 		fail "after fg the lock is not held with the job's token: '$(rcli GET redlock:jy)'"
 	# Held for longer than the TTL again: renewed.
 	stays_false -t 1.5 key_absent redlock:jy

@@ -59,8 +59,12 @@ granted_ms() { ms_of "$(cat "$BATS_TEST_TMPDIR/$1.time")"; }
 	((got >= exp + 2000)) || fail "granted at $got, $((exp + 2000 - got)) ms before expiry + delay ($exp + 2000)"
 	((got <= exp + 2000 + 1000)) || fail "granted $((got - exp - 2000)) ms after expiry + delay: it did not wake at the end of the delay"
 	assert_regex "$(bg_err w)" 'held back for'
-	# Its command was killed by the guard before the lease ended.
-	assert_gone_by h $((exp + 100)) "the expiry"
+	# Its command was killed by the guard before the lease ended (it
+	# would live on until the holder is continued, seconds later).  The
+	# watcher that notes the tree's end is one more process that a
+	# loaded machine may schedule a little late (131 ms was seen with
+	# the suite's files beside this one), hence half a second of room.
+	assert_gone_by h $((exp + 500)) "the expiry"
 	cont_pid "$(bg_pid h)"
 	bg_wait h 10
 	assert_equal "$BG_STATUS" 75

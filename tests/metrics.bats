@@ -328,15 +328,20 @@ file_whole() {
 }
 
 @test "fifty concurrent runs of one NAME never show a torn file, and every one is counted" {
-	local i alive n=0 torn=0 errs=0 go=$BATS_TEST_TMPDIR/go
-	# Half give up at once, half wait their turn; all start together.
+	local i alive n=0 torn=0 errs=0 go=$BATS_TEST_TMPDIR/go gate
+	# Half give up at once, half wait their turn; all start together:
+	# each waits in open(2) of the FIFO "go" until the test opens it
+	# (fifty shells polling for a file kept two processors busy, and the
+	# looks below then came too rarely).
+	mkfifo "$go"
 	for i in $(seq 50); do
-		bg_start "r$i" /bin/sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do
-			sleep 0.01; i=$((i+1)); done; shift; exec "$@"' sh "$go" \
+		bg_start "r$i" /bin/sh -c ': <"$1"; shift; exec "$@"' sh "$go" \
 			"$RL" -w "$((i % 2 ? 0 : 20))" \
 			--metrics-dir "$MDIR" job sh -c 'sleep 0.1'
 	done
-	: >"$go"
+	# Read-write: it never blocks, and while it is open every opener of
+	# the FIFO goes on at once.
+	exec {gate}<>"$go"
 	while ((n < 3000)); do
 		n=$((n + 1))
 		alive=0
@@ -351,6 +356,7 @@ file_whole() {
 		bg_wait "r$i" 30
 		[[ $BG_STATUS == 0 || $BG_STATUS == 1 ]] || fail "run $i exited $BG_STATUS"
 	done
+	exec {gate}>&-
 	assert_equal "$torn" 0
 	assert_equal "$errs" 0
 	((n > 5)) || fail "only $n looks while the runs went on"

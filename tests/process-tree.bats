@@ -194,11 +194,13 @@ next_holder_gets_it() {
 }
 
 @test "--max-time: the escaped processes are dead when redlock exits 124, and the waiting holder does not overlap" {
-	# Long enough for the waiter to queue up behind it on a loaded machine.
-	start_escaping h -t 3s --max-time "$(scale_ms 4000)ms" job
-	guarded_bg c -t 3s -w 10 job
+	# Long enough for the escaped processes to be seen running and for
+	# the waiter to queue up behind it on a loaded machine (4 s was too
+	# short for the first with the suite's files beside it).
+	start_escaping h -t 3s --max-time "$(scale_ms 8000)ms" job
+	guarded_bg c -t 3s -w 20 job
 	wait_until -t 10 waiter_blocked
-	bg_wait h 15
+	bg_wait h "$(($(scale_ms 8000) / 1000 + 15))"
 	assert_equal "$BG_STATUS" 124
 	assert_escapees_dead "after redlock exited 124"
 	assert_gets_lock c 10

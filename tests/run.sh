@@ -4,7 +4,7 @@
 # if it has been built, the C unit test binary tests/unit (also TAP).
 # The files are independent (each starts its own servers, in a directory
 # and on ports of its own), so they run side by side, the longest first
-# (the few that time redlock to the millisecond last, alone: ALONE below);
+# (any that would have to run alone last: ALONE below);
 # each file's TAP is printed whole when that file ends, under a "# ----"
 # header line with its time.  Ends with one line "N passed, N failed"
 # counting every test of every file; exits non-zero if any test failed
@@ -42,13 +42,12 @@ repo_dir=$(cd "$tests_dir/.." && pwd)
 # reconnection or a keystroke flaky.
 JOBS_PER_CPU=3
 
-# Files that time redlock to within milliseconds (-w DURATION gives up
-# within 10 ms of DURATION) or a terminal's keystrokes (jobcontrol.bats,
-# whose prompt must come back within seconds under a sanitizer): they
-# run last, alone, since the files beside them would be what they
-# measure.  (respawn.bats times a takeover to within a second, which the
-# files beside it leave room for.)
-ALONE=(jobcontrol.bats wait-precision.bats)
+# Files that must run last, alone, because the files beside them would
+# be what they measure.  None today: the millisecond figures are
+# checked by bench/wait-precision.sh, and every bound in the suite
+# leaves room for the files beside it (a bound that does not belongs in
+# bench/, or gets room with a sentence of why).
+ALONE=()
 
 REDLOCK=${REDLOCK:-$repo_dir/redlock}
 case $REDLOCK in

@@ -5,7 +5,9 @@
 # redlock-protocol(7)): discovery, every verb through a
 # redis+sentinel:// URL, the sentinels' own password, a Sentinel URL in
 # a quorum, and the failover guard's record.  The failovers are in
-# sentinel-failover.bats, which runs beside this file.
+# sentinel-failover.bats, sentinel-staged-loss.bats,
+# sentinel-staged-waiters.bats and sentinel-unsynced.bats, which run
+# beside this file.
 #
 # The file's own setup "a" (master, replica, three sentinels) serves
 # every test here.
