@@ -121,6 +121,8 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	enum lock_result res;
 	struct monitor mon;
 	struct run r;
+	/* A run that waits starts its guard meanwhile (supervise.c). */
+	struct wait_hook hook = { supervise_guard_early, &r };
 	int status, code;
 
 	*die_by = 0;
@@ -128,19 +130,24 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 	monitor_begin(&mon, c, l);
 	holder_meta(&l->meta, (long)getpid());
 	holder_command(&l->meta, c->label, c->shell, c->cmd, c->store_args);
-	res = wait_acquire(l, c->wait, sig_fd(), &o);
-	if (res != LOCK_HELD && res != LOCK_REENTRANT)
+	supervise_init(&r, c, l, 0);
+	res = wait_acquire(l, c->wait, sig_fd(), &hook, &o);
+	if (res != LOCK_HELD && res != LOCK_REENTRANT) {
+		supervise_stand_down(&r);
 		return monitor_status(&mon, monitor_refused(&mon, res,
 		    refused_report(c, l, res, &o, die_by)), die_by);
+	}
+	r.held = res == LOCK_HELD;
 	log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 	    l->shared ? " shared" : "", l->fence,
 	    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 	/* --once-per: this period had its success; the run is skipped as
 	 * one that found the lock busy. */
-	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0)
+	if (c->once_per > 0 && (code = once_skip(c, l, res == LOCK_HELD)) >= 0) {
+		supervise_stand_down(&r);
 		return monitor_status(&mon, monitor_done_before(&mon, code),
 		    die_by);
-	supervise_init(&r, c, l, res == LOCK_HELD);
+	}
 	monitor_acquired(&mon);
 	monitor_starting(&mon);
 	code = spawn(c, &r);
@@ -176,6 +183,7 @@ run_command(const struct config *c, struct lock *l, int *die_by)
 		notify_stopping();
 	if (r.held)
 		finish(&r);
+	supervise_stand_down(&r);
 	l->done_period = 0;
 	if (r.held && r.stop_asked)
 		lock_notify_stopped(l);

@@ -30,8 +30,10 @@ struct run {
 
 void supervise_init(struct run *r, const struct config *c, struct lock *l,
     int held);
+void supervise_guard_early(void *arg);
 void supervise_guard(struct run *r);
 int supervise(struct run *r);
 void supervise_end(struct run *r);
+void supervise_stand_down(struct run *r);
 
 #endif

@@ -74,7 +74,7 @@ verb_acquire(const struct config *c, struct lock *l, int *die_by)
 		holder_command(&l->meta, c->label, NULL, NULL, 0);
 	else
 		snprintf(l->meta.cmd, sizeof(l->meta.cmd), "(acquire)");
-	res = wait_acquire(l, c->wait, sig_fd(), &o);
+	res = wait_acquire(l, c->wait, sig_fd(), NULL, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return refused_report(c, l, res, &o, die_by);
 	if (acquire_output(c, l) == 0)

@@ -304,7 +304,17 @@ struct wait_state {
 	int failures;		/* attempts in a row that failed */
 	int seen_busy;		/* an attempt found the lock taken */
 	struct lock_waiter waiter;	/* our place in the queues */
+	const struct wait_hook *hook;	/* called before the first sleep */
 };
+
+/* Before a sleep: the caller's hook, the first time only. */
+static void
+before_sleep(struct wait_state *w)
+{
+	if (w->hook != NULL && w->hook->sleeping != NULL)
+		w->hook->sleeping(w->hook->arg);
+	w->hook = NULL;
+}
 
 /* After a busy attempt: how long to pause, or -1 to stop here (res
  * updated). */
@@ -447,6 +457,7 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 			break;
 		if (ms > FAIR_RENEW_MS)
 			ms = FAIR_RENEW_MS;
+		before_sleep(w);
 		notify_waiting(l, res, o);
 		fair_lists(l, &f, &ls);
 		rc = wait_lists(l, &ls, ms, w->until, intr_fd, o,
@@ -472,12 +483,14 @@ wait_fair(struct lock *l, struct wait_state *w, int intr_fd,
 /*
  * Acquire, waiting up to wait ms (0: one attempt; negative: forever).
  * See WAIT_SLOW_FIRST_MS and WAIT_FAIL_* for when failures are final.
+ * hook (or NULL) is called before the first sleep, if there is one.
  */
 enum lock_result
 wait_acquire(struct lock *l, int64_t wait, int intr_fd,
-    struct lock_outcome *o)
+    const struct wait_hook *hook, struct lock_outcome *o)
 {
-	struct wait_state w = { .wait = wait, .start = clock_ms() };
+	struct wait_state w = { .wait = wait, .start = clock_ms(),
+	    .hook = hook };
 	enum lock_result res;
 	int first = 1, stop = 0;
 
@@ -516,6 +529,7 @@ wait_acquire(struct lock *l, int64_t wait, int intr_fd,
 			continue;
 		if (ms < 0)
 			break;
+		before_sleep(&w);
 		notify_waiting(l, res, o);
 		res = sleep_and_try(l, &w, ms, res, intr_fd, o, &stop);
 	}
