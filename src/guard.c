@@ -245,13 +245,15 @@ guard_command(int fd, pid_t command)
 		(void)!write(fd, &msg, sizeof(msg));
 }
 
-/* Tell the guard the token the command will carry (NULL: none), in
- * one write.  fd -1 does nothing. */
+/* Tell the guard the token the command will carry (NULL: none), then
+ * the lease end `end` unless it is GUARD_NO_LEASE, in one write: one
+ * wake-up.  fd -1 does nothing. */
 void
-guard_mark(int fd, const char *token)
+guard_mark(int fd, const char *token, int64_t end)
 {
-	char msg[sizeof(int64_t) + GUARD_TOKEN_MAX] = { 0 };
+	char msg[2 * sizeof(int64_t) + GUARD_TOKEN_MAX] = { 0 };
 	int64_t kind = GUARD_MARK;
+	size_t len = sizeof(kind) + GUARD_TOKEN_MAX;
 
 	if (fd < 0)
 		return;
@@ -259,7 +261,11 @@ guard_mark(int fd, const char *token)
 	if (token != NULL)
 		memcpy(msg + sizeof(kind), token,
 		    strnlen(token, GUARD_TOKEN_MAX - 1));
-	(void)!write(fd, msg, sizeof(msg));
+	if (end != GUARD_NO_LEASE) {
+		memcpy(msg + len, &end, sizeof(end));
+		len += sizeof(end);
+	}
+	(void)!write(fd, msg, len);
 }
 
 /* Tell the guard a new lease end: see the top of this file.

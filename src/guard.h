@@ -24,7 +24,7 @@
 int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end);
 void guard_command(int fd, pid_t command);
-void guard_mark(int fd, const char *token);
+void guard_mark(int fd, const char *token, int64_t end);
 void guard_lease(int fd, int64_t end);
 void guard_stop(int *fd);
 

@@ -131,9 +131,7 @@ supervise_guard(struct run *r)
 	if (r->guard_fd >= 0) {
 		/* Each attempt had a token of its own; re-entrant, the
 		 * token is an enclosing redlock's. */
-		guard_mark(r->guard_fd, r->held ? r->lock->token : NULL);
-		if (enforce)
-			guard_lease(r->guard_fd, end);
+		guard_mark(r->guard_fd, r->held ? r->lock->token : NULL, end);
 	} else if (guard_start(&r->child.guard, &r->guard_fd,
 	    r->held ? r->lock->token : NULL, lease_safety(c->ttl), end) < 0) {
 		log_error("cannot start the guard process: %s", strerror(errno));
