@@ -13,11 +13,17 @@
  * the tree is found below redlock (a stopped redlock's children are
  * still its children) and by the token the command inherits.
  *
+ * A run that has to wait for the lock starts its guard while it waits,
+ * with no lease, so that the fork is not between the release that
+ * wakes it and its command; the lease end follows as a message, before
+ * the command is started.
+ *
  * Messages: a lease end; 0 stands down; GUARD_NO_LEASE means "no lease
  * to enforce"; GUARD_SUSPENDED the same while redlock is stopped with
  * its job, whom the guard wakes when a SIGTERM or SIGHUP waits for it
- * (redlock(1), "Running a command under the lock": such a signal ends a suspended job); a negative value
- * is the command's pid, negated.
+ * (redlock(1), "Running a command under the lock": such a signal ends a suspended job);
+ * GUARD_MARK and a token to find the command's processes by; a negative
+ * value is the command's pid, negated.
  */
 #include "guard.h"
 
@@ -35,6 +41,9 @@
 
 /* How many rounds of SIGKILL a tree that keeps forking gets. */
 #define GUARD_KILL_ROUNDS 8
+
+/* "REDLOCK_TOKEN=" and a token. */
+#define GUARD_MARK_LEN (GUARD_TOKEN_MAX + 16)
 
 /* How often a suspended redlock is looked at for a pending SIGTERM or
  * SIGHUP: a person waits that long at most for `kill` to take effect,
@@ -60,6 +69,15 @@ term_pending(pid_t pid)
 			found = (strtoull(line + 7, NULL, 16) & want) != 0;
 	fclose(f);
 	return found;
+}
+
+/* The "REDLOCK_TOKEN=token" that marks the command's processes, into
+ * mark (GUARD_MARK_LEN bytes); "" for no token. */
+static void
+guard_set_mark(char *mark, const char *token)
+{
+	snprintf(mark, GUARD_MARK_LEN, "%s%s", token[0] ? "REDLOCK_TOKEN=" : "",
+	    token);
 }
 
 /* Kill the command's tree: its group, its descendants, redlock's other
@@ -116,9 +134,26 @@ guard_detach(int fd)
 	return fd;
 }
 
+/* After GUARD_MARK: the token, which the same write() sent (it is
+ * shorter than PIPE_BUF, so it came whole).  A short read leaves the
+ * old mark. */
 static void
-guard_main(int fd, const char *mark, int64_t margin, int64_t end,
-    pid_t redlock)
+guard_read_mark(int fd, char *mark)
+{
+	char token[GUARD_TOKEN_MAX + 1];
+	ssize_t n;
+
+	do
+		n = read(fd, token, GUARD_TOKEN_MAX);
+	while (n < 0 && errno == EINTR);
+	if (n != GUARD_TOKEN_MAX)
+		return;
+	token[GUARD_TOKEN_MAX] = '\0';
+	guard_set_mark(mark, token);
+}
+
+static void
+guard_main(int fd, char *mark, int64_t margin, int64_t end, pid_t redlock)
 {
 	struct pollfd p = { .events = POLLIN };
 	pid_t command = 0;
@@ -147,6 +182,8 @@ guard_main(int fd, const char *mark, int64_t margin, int64_t end,
 			_exit(0);
 		if (n == (ssize_t)sizeof(msg) && msg < 0)
 			command = (pid_t)-msg;
+		else if (n == (ssize_t)sizeof(msg) && msg == GUARD_MARK)
+			guard_read_mark(fd, mark);
 		else if (n == (ssize_t)sizeof(msg))
 			end = msg;
 		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
@@ -169,15 +206,14 @@ guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end)
 {
 	pid_t redlock = getpid();
-	char mark[80];
+	char mark[GUARD_MARK_LEN];
 	int gp[2];
 
 	*guard = 0;
 	*fd = -1;
 	/* No token (a re-entrant run): the token is our parent's, and so
 	 * are the processes that carry it. */
-	snprintf(mark, sizeof(mark), "%s%s", token ? "REDLOCK_TOKEN=" : "",
-	    token ? token : "");
+	guard_set_mark(mark, token ? token : "");
 	if (pipe2(gp, O_CLOEXEC) < 0)
 		return -1;
 	*guard = fork();
@@ -207,6 +243,29 @@ guard_command(int fd, pid_t command)
 
 	if (fd >= 0 && command > 0)
 		(void)!write(fd, &msg, sizeof(msg));
+}
+
+/* Tell the guard the token the command will carry (NULL: none), then
+ * the lease end `end` unless it is GUARD_NO_LEASE, in one write: one
+ * wake-up.  fd -1 does nothing. */
+void
+guard_mark(int fd, const char *token, int64_t end)
+{
+	char msg[2 * sizeof(int64_t) + GUARD_TOKEN_MAX] = { 0 };
+	int64_t kind = GUARD_MARK;
+	size_t len = sizeof(kind) + GUARD_TOKEN_MAX;
+
+	if (fd < 0)
+		return;
+	memcpy(msg, &kind, sizeof(kind));
+	if (token != NULL)
+		memcpy(msg + sizeof(kind), token,
+		    strnlen(token, GUARD_TOKEN_MAX - 1));
+	if (end != GUARD_NO_LEASE) {
+		memcpy(msg + len, &end, sizeof(end));
+		len += sizeof(end);
+	}
+	(void)!write(fd, msg, len);
 }
 
 /* Tell the guard a new lease end: see the top of this file.

@@ -14,9 +14,17 @@
  * it, which a stopped process would otherwise never act on. */
 #define GUARD_SUSPENDED (INT64_MAX - 1)
 
+/* Followed by GUARD_TOKEN_MAX bytes: the token that the command's
+ * processes carry from now on (a waiter's token changes with every
+ * attempt), NUL-padded; empty for none (a re-entrant run, whose token
+ * is an enclosing redlock's). */
+#define GUARD_MARK (INT64_MAX - 2)
+#define GUARD_TOKEN_MAX 48
+
 int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end);
 void guard_command(int fd, pid_t command);
+void guard_mark(int fd, const char *token, int64_t end);
 void guard_lease(int fd, int64_t end);
 void guard_stop(int *fd);
 

@@ -123,14 +123,36 @@ run_holder(const struct config *c, struct lock_meta *m)
 	holder_command(m, c->label, c->shell, c->cmd, c->store_args);
 }
 
+/* What a waiting run does each round before it sleeps: the first time,
+ * start the guard (supervise_guard_early(): its fork is then done by
+ * the time a release wakes us), and every time tell the monitor. */
+struct run_wait {
+	struct monitor *mon;
+	struct run *r;
+	int guarded;
+};
+
+static void
+run_waiting(void *ctx, enum lock_result res, const struct lock_outcome *o)
+{
+	struct run_wait *w = ctx;
+
+	if (!w->guarded++)
+		supervise_guard_early(w->r);
+	monitor_waiting(w->mon, res, o);
+}
+
 /* Acquire: wait for the lock as -w allows (wait.c), claiming NAME when
- * claim is set (--replace), into g, each round told to the monitor.
- * Returns the wait's result, *o what its last attempt learned. */
+ * claim is set (--replace), into r's grant, each round told to
+ * run_waiting().  Returns the wait's result, *o what its last attempt
+ * learned. */
 static enum lock_result
 phase_acquire(const struct config *c, const struct lock *l, int claim,
-    struct grant *g, struct monitor *mon, struct lock_outcome *o)
+    struct run *r, struct monitor *mon, struct lock_outcome *o)
 {
-	struct wait_report report = { monitor_waiting, mon };
+	struct run_wait w = { mon, r, 0 };
+	struct wait_report report = { run_waiting, &w };
+	struct grant *g = r->grant;
 	enum lock_result res;
 
 	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
@@ -154,17 +176,14 @@ phase_once(const struct config *c, const struct lock *l,
 	    -1;
 }
 
-/* Start: supervision's state for a lock that is ours to release (held)
- * or a parent redlock's, then the guard and the command (spawn()),
- * which the monitor hears of before and after.  Returns 0, or the
- * status of a command that could not start. */
+/* Start: the guard (told the lease, or started now) and the command
+ * (spawn()), which the monitor hears of before and after.  Returns 0,
+ * or the status of a command that could not start. */
 static int
-phase_start(const struct config *c, const struct lock *l, struct grant *g,
-    int held, struct monitor *mon, struct run *r)
+phase_start(const struct config *c, struct monitor *mon, struct run *r)
 {
 	int code;
 
-	supervise_init(r, c, l, g, held);
 	monitor_starting(mon);
 	code = spawn(c, r);
 	monitor_started(mon, code);
@@ -194,7 +213,8 @@ phase_supervise(struct run *r, int *die_by)
 
 /*
  * Release: the command is done (code, die_by), supervision ends, the
- * monitor hears the outcome, and the lock is released (finish()).
+ * monitor hears the outcome, the lock is released (finish()) and then
+ * the guard stands down.
  * --once-per: a success (ok, not a command that exited 0 after redlock
  * stop or --replace asked it to) closes the period in which the lock
  * was got (found open at since); the release records it, or for a
@@ -215,6 +235,7 @@ phase_release(struct run *r, struct monitor *mon, int code, int die_by,
 		once_mark(c, r->lock, r->grant, since);
 	if (r->held)
 		finish(r, succeeded ? c->once_per : 0, since);
+	supervise_stand_down(r);
 	if (r->held && r->stop_asked)
 		lock_notify_stopped(r->lock);
 }
@@ -242,13 +263,19 @@ run_command(const struct config *c, const struct lock *l, int claim,
 
 	*die_by = 0;
 	monitor_begin(&mon, c, l, g);
-	res = phase_acquire(c, l, claim, g, &mon, &o);
-	if (res != LOCK_HELD && res != LOCK_REENTRANT)
+	supervise_init(&r, c, l, g);
+	res = phase_acquire(c, l, claim, &r, &mon, &o);
+	if (res != LOCK_HELD && res != LOCK_REENTRANT) {
+		supervise_stand_down(&r);
 		return monitor_refused(&mon, res,
 		    refused_report(c, l, res, &o, die_by), die_by);
-	if ((code = phase_once(c, l, g, res, &since)) >= 0)
+	}
+	r.held = res == LOCK_HELD;
+	if ((code = phase_once(c, l, g, res, &since)) >= 0) {
+		supervise_stand_down(&r);
 		return monitor_done_before(&mon, code, die_by);
-	code = phase_start(c, l, g, res == LOCK_HELD, &mon, &r);
+	}
+	code = phase_start(c, &mon, &r);
 	if (code == 0)
 		code = phase_supervise(&r, die_by);
 	phase_release(&r, &mon, code, *die_by, since);

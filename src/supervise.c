@@ -35,15 +35,17 @@
 /* The longest poll: deadlines are looked at least this often. */
 #define IDLE_MS 60000
 
+/* Set r up for a run of lock l into the caller's grant g, before its
+ * wait (the guard may start during it); run.c sets r->held once the
+ * lock is got. */
 void
 supervise_init(struct run *r, const struct config *c, const struct lock *l,
-    struct grant *g, int held)
+    struct grant *g)
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = c;
 	r->lock = l;
 	r->grant = g;
-	r->held = held;
 	r->guard_fd = r->lease_fd = -1;
 }
 
@@ -92,10 +94,33 @@ lease_ends(struct run *r)
 	    lock_lease_end(r->lock, r->grant->sent_at);
 }
 
+_Static_assert(LOCK_TOKEN_LEN < GUARD_TOKEN_MAX,
+    "a token fits in the guard's GUARD_MARK message");
+
+/*
+ * The run waits for the lock: start the guard now, with no lease to
+ * enforce yet, so that its fork is done by the time a release wakes us
+ * (the next command starts that much sooner).  supervise_guard() tells
+ * it the lease and the token of the attempt that got the lock.
+ * Called through wait_acquire()'s hook, before any thread exists.
+ */
+void
+supervise_guard_early(void *arg)
+{
+	struct run *r = arg;
+
+	if (r->guard_fd >= 0)
+		return;
+	if (guard_start(&r->child.guard, &r->guard_fd, NULL,
+	    lease_safety(r->cfg->ttl), GUARD_NO_LEASE) < 0)
+		r->guard_fd = -1;	/* supervise_guard() tries again */
+}
+
 /*
  * Start the guard before the command exists (a fork must also come
- * before any thread), so that no moment of the command's life is
- * unguarded: from its fork the guard knows the lease, and the command
+ * before any thread), or tell the one started while we waited what it
+ * enforces, so that no moment of the command's life is unguarded: the
+ * guard knows the lease before the command is started, and the command
  * is exec'd only while the guard's deadline is ahead (child.exec_by).
  * The command's pid follows with guard_command().
  */
@@ -106,7 +131,11 @@ supervise_guard(struct run *r)
 	int enforce = r->held && c->on_lost != ON_LOST_IGNORE;
 	int64_t end = enforce ? lease_ends(r) : GUARD_NO_LEASE;
 
-	if (guard_start(&r->child.guard, &r->guard_fd,
+	if (r->guard_fd >= 0) {
+		/* Each attempt had a token of its own; re-entrant, the
+		 * token is an enclosing redlock's. */
+		guard_mark(r->guard_fd, r->held ? r->grant->token : NULL, end);
+	} else if (guard_start(&r->child.guard, &r->guard_fd,
 	    r->held ? r->grant->token : NULL, lease_safety(c->ttl), end) < 0) {
 		log_error("cannot start the guard process: %s", strerror(errno));
 		return;
@@ -366,11 +395,23 @@ supervise(struct run *r)
 	return status;
 }
 
-/* After the command: stop renewing and stand the guard down. */
+/* After the command: stop renewing.  The connections are main's
+ * again. */
 void
 supervise_end(struct run *r)
 {
 	renew_stop(r->renew);
 	r->renew = NULL;
+}
+
+/*
+ * Stand the guard down, once the lock is released (or was never got):
+ * not before, so that its wake-up does not delay the release that a
+ * waiter is waiting for, and not later, since a guard whose lease ran
+ * out would kill every child of ours, the --on-exit runner too.
+ */
+void
+supervise_stand_down(struct run *r)
+{
 	guard_stop(&r->guard_fd);
 }

@@ -31,9 +31,11 @@ struct run {
 };
 
 void supervise_init(struct run *r, const struct config *c,
-    const struct lock *l, struct grant *g, int held);
+    const struct lock *l, struct grant *g);
+void supervise_guard_early(void *arg);
 void supervise_guard(struct run *r);
 int supervise(struct run *r);
 void supervise_end(struct run *r);
+void supervise_stand_down(struct run *r);
 
 #endif

@@ -84,3 +84,96 @@ LOOPING='d=$1
 	run cat "$d/traps"
 	assert_output term
 }
+
+# The children of process $1 (as the kernel lists them, on one line with
+# no newline), one a line; false when it has none.
+children_of() {
+	local c
+	c=$(cat "/proc/$1/task/$1/children" 2>/dev/null) && [ -n "$c" ] ||
+	    return 1
+	# shellcheck disable=SC2086 # one pid a word
+	printf '%s\n' $c
+}
+
+@test "a run that waited for the lock: SIGKILL to its whole process group kills the command's background processes at once" {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h waited
+	mkdir "$d/w"
+	bg_start w "$RL" -t 2s waited sh -c "$LOOPING" cmd "$d/w"
+	# Waiting: its guard is there before the release wakes it.
+	assert wait_until -t 5 children_of "$(bg_pid w)"
+	release_lock h
+	wait_for_file "$d/w/held"
+	local loop
+	loop=$(cat "$d/w/loop")
+	kill -KILL -- "-$(bg_pid w)"
+	assert wait_until -t 1 pid_dead "$loop"
+	assert wait_until -t 1 pid_dead "$(cat "$d/w/child")"
+}
+
+@test "a run that waited for the lock, stopped with its process group: the command is killed before its lease ends" {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h waitstop
+	mkdir "$d/w"
+	bg_start w "$RL" -t 1s waitstop sh -c "$LOOPING" cmd "$d/w"
+	assert wait_until -t 5 children_of "$(bg_pid w)"
+	release_lock h
+	wait_for_file "$d/w/held"
+	local loop start
+	loop=$(cat "$d/w/loop")
+	start=$(now_ms)
+	kill -STOP -- "-$(bg_pid w)"
+	echo "-$(bg_pid w)" >>"$BATS_TEST_TMPDIR/stopped.pids" 2>/dev/null || true
+	assert wait_until -t 3 pid_dead "$loop"
+	# Within the 1 s lease.
+	(($(now_ms) - start < 1500)) || fail "killed only after $(($(now_ms) - start)) ms"
+	kill -CONT -- "-$(bg_pid w)"
+	bg_wait w
+	assert_equal "$BG_STATUS" 75
+}
+
+@test "a waiter that gives up (-w) leaves no guard behind, and one killed while it waits neither" {
+	local d=$BATS_TEST_TMPDIR guard
+	hold_lock h giveup
+	bg_start w "$RL" -w 1s giveup true
+	assert wait_until -t 5 children_of "$(bg_pid w)"
+	guard=$(children_of "$(bg_pid w)")
+	bg_wait w
+	assert_equal "$BG_STATUS" 1
+	assert wait_until -t 2 pid_dead "$guard"
+	bg_start k "$RL" giveup true
+	assert wait_until -t 5 children_of "$(bg_pid k)"
+	guard=$(children_of "$(bg_pid k)")
+	kill -KILL "$(bg_pid k)"
+	assert wait_until -t 2 pid_dead "$guard"
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+}
+
+# Is process $1's parent $2?
+parent_is() {
+	local stat rest
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	rest=${stat##*) }
+	read -r _ rest _ <<<"$rest"
+	[ "$rest" = "$2" ]
+}
+
+@test "a run that waited for the lock, SIGKILLed alone: an orphan of its command in another session dies too (it carries the token of the attempt that got the lock)" {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h orphan
+	mkdir "$d/w"
+	# The orphan is redlock's (the subreaper's) child, in a session of
+	# its own: only the token finds it once redlock is gone.
+	bg_start w "$RL" -t 5s orphan sh -c '(setsid sh -c "echo \$\$ >\"$1/esc\"; exec sleep 30" &)
+		: >"$1/held"; exec sleep 60' cmd "$d/w"
+	assert wait_until -t 5 children_of "$(bg_pid w)"
+	release_lock h
+	wait_for_file "$d/w/held"
+	wait_for_file "$d/w/esc"
+	local esc
+	esc=$(cat "$d/w/esc")
+	assert wait_until -t 5 parent_is "$esc" "$(bg_pid w)"
+	kill -KILL "$(bg_pid w)"
+	assert wait_until -t 2 pid_dead "$esc"
+}
