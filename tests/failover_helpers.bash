@@ -36,14 +36,7 @@ staged_loss() {
 	kill_redis "$g-m"
 	promoted "$g" "svc-$g"
 	guarded_bg w -v -u "$url" -t 12s -w 40 "${wopts[@]}" job
-	bg_wait h 30
-	assert_equal "$BG_STATUS" 75
-	assert_gone_by h $((kill_ms + 12000)) "the end of the lease granted before the failover"
-	assert_gets_lock w 40
-	(($(start_ms w) >= $(freed_ms h))) ||
-		fail "the waiter started at $(start_ms w), before the holder was gone at $(freed_ms h)"
-	(($(cat "$d/w.fence") > $(cat "$d/h.fence"))) ||
-		fail "fence $(cat "$d/w.fence") after $(cat "$d/h.fence")"
+	assert_failed_over_handover "$kill_ms"
 	release_guarded w
 	assert_equal "$BG_STATUS" 0
 	assert_regex "$(bg_err w)" 'failed over [0-9.]+ s ago: no grants for [0-9.]+ s'

@@ -18,6 +18,23 @@ LOOPING='d=$1
 	(i=0; while [ $i -lt 1200 ]; do echo x >>"$d/ticks"; sleep 0.05; i=$((i+1)); done) &
 	echo $! >"$d/loop"; echo $$ >"$d/child"; : >"$d/held"; sleep 60'
 
+# SIGSTOP background job NAME's whole process group while its command
+# (the loop whose pid is in FILE) runs under a 1 s lease: the loop must
+# die within the lease (1.5 s, not the seconds a stopped redlock could
+# take), and redlock, continued, exit 75.
+stop_group_within_lease() {
+	local name=$1 loop start
+	loop=$(cat "$2")
+	start=$(now_ms)
+	kill -STOP -- "-$(bg_pid "$name")"
+	echo "-$(bg_pid "$name")" >>"$BATS_TEST_TMPDIR/stopped.pids" 2>/dev/null || true
+	assert wait_until -t 3 pid_dead "$loop"
+	(($(now_ms) - start < 1500)) || fail "killed only after $(($(now_ms) - start)) ms"
+	kill -CONT -- "-$(bg_pid "$name")"
+	bg_wait "$name"
+	assert_equal "$BG_STATUS" 75
+}
+
 @test "SIGKILL to redlock's whole process group (timeout -s KILL) kills the command's background processes at once" {
 	local d=$BATS_TEST_TMPDIR
 	bg_start h "$RL" -t 2s grp sh -c "$LOOPING" cmd "$d"
@@ -35,17 +52,7 @@ LOOPING='d=$1
 	local d=$BATS_TEST_TMPDIR
 	bg_start h "$RL" -t 1s stopgrp sh -c "$LOOPING" cmd "$d"
 	wait_for_file "$d/held"
-	local loop start
-	loop=$(cat "$d/loop")
-	start=$(now_ms)
-	kill -STOP -- "-$(bg_pid h)"
-	echo "-$(bg_pid h)" >>"$BATS_TEST_TMPDIR/stopped.pids" 2>/dev/null || true
-	assert wait_until -t 3 pid_dead "$loop"
-	# Within the 1 s lease (not the 10 s of the wait above).
-	(($(now_ms) - start < 1500)) || fail "killed only after $(($(now_ms) - start)) ms"
-	kill -CONT -- "-$(bg_pid h)"
-	bg_wait h
-	assert_equal "$BG_STATUS" 75
+	stop_group_within_lease h "$d/loop"
 }
 
 @test "redlock stopped the moment its command starts: the command still dies before the lease ends" {
@@ -119,17 +126,7 @@ children_of() {
 	assert wait_until -t 5 children_of "$(bg_pid w)"
 	release_lock h
 	wait_for_file "$d/w/held"
-	local loop start
-	loop=$(cat "$d/w/loop")
-	start=$(now_ms)
-	kill -STOP -- "-$(bg_pid w)"
-	echo "-$(bg_pid w)" >>"$BATS_TEST_TMPDIR/stopped.pids" 2>/dev/null || true
-	assert wait_until -t 3 pid_dead "$loop"
-	# Within the 1 s lease.
-	(($(now_ms) - start < 1500)) || fail "killed only after $(($(now_ms) - start)) ms"
-	kill -CONT -- "-$(bg_pid w)"
-	bg_wait w
-	assert_equal "$BG_STATUS" 75
+	stop_group_within_lease w "$d/w/loop"
 }
 
 @test "a waiter that gives up (-w) leaves no guard behind, and one killed while it waits neither" {

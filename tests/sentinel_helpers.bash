@@ -259,3 +259,19 @@ no_record() {
 # pttl_on NAME KEY
 pttl_on() { rcli_at "$1" PTTL "$2"; }
 pttl_above() { (($(pttl_on "$1" "$2") > $3)); }
+
+# assert_failed_over_handover KILL_MS: after the master died at KILL_MS
+# (ms) while guarded job h held NAME with a 12 s lease, h exits 75 and is
+# gone by the end of that lease, and the waiter w gets NAME only after h
+# is gone, with a greater fence (fault_helpers.bash: start_guarded).
+assert_failed_over_handover() {
+	local kill_ms=$1 d=$BATS_TEST_TMPDIR
+	bg_wait h 30
+	assert_equal "$BG_STATUS" 75
+	assert_gone_by h $((kill_ms + 12000)) "the end of the lease granted before the failover"
+	assert_gets_lock w 40
+	(($(start_ms w) >= $(freed_ms h))) ||
+		fail "the waiter started at $(start_ms w), before the holder was gone at $(freed_ms h)"
+	(($(cat "$d/w.fence") > $(cat "$d/h.fence"))) ||
+		fail "fence $(cat "$d/w.fence") after $(cat "$d/h.fence")"
+}
