@@ -107,6 +107,21 @@ prompt_back() {
 }
 
 stopped() { [[ $(stat_field "$1" 1) == T ]]; }
+
+# command_stopped PID: PID is stopped, or it waits in vfork(2) (state D)
+# for a child that the same Ctrl-Z stopped before its exec (dash starts
+# the `sleep` of await_file that way), which is as stopped as it gets.
+command_stopped() {
+	stopped "$1" && return 0
+	[[ $(stat_field "$1" 1) == D ]] || return 1
+	local -a kids=()
+	read -r -a kids < <(cat /proc/"$1"/task/*/children 2>/dev/null)
+	local c
+	for c in "${kids[@]}"; do
+		stopped "$c" && return 0
+	done
+	return 1
+}
 not_stopped() { pid_alive "$1" && ! stopped "$1"; }
 
 # tm_run LINE: types LINE and waits until the prompt is back.
@@ -148,7 +163,7 @@ suspend_job() {
 	wait_until -t 20 prompt_back || fail "Ctrl-Z: the prompt did not come back; screen: $(screen)"
 	# The prompt is back once the tool stopped; its command may still be
 	# on its way (state D or S for a moment).
-	wait_until -t 20 stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
+	wait_until -t 20 command_stopped "$CHILD" || fail "Ctrl-Z: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
 	wait_until -t 20 stopped "$TOOL_PID" || fail "Ctrl-Z: pid $TOOL_PID (the parent of the command) is not stopped: state $(stat_field "$TOOL_PID" 1)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
@@ -226,7 +241,7 @@ reads_tty_in_background() {
 	tm_type "$1 sh -c 'echo \$\$ >\"\$D/c.pid\"; read x; echo \"got \$x\" >\"\$D/got\"' &"
 	wait_until -t 20 test -s "$D/c.pid"
 	CHILD=$(cat "$D/c.pid")
-	wait_until -t 20 stopped "$CHILD" || fail "the reading command is not stopped: state $(stat_field "$CHILD" 1); screen: $(screen)"
+	wait_until -t 20 command_stopped "$CHILD" || fail "the reading command is not stopped: state $(stat_field "$CHILD" 1); screen: $(screen)"
 	wait_until -t 20 prompt_back || fail "no prompt; screen: $(screen)"
 	tm_run 'jobs >"$D/jobs"'
 	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
