@@ -125,7 +125,7 @@ tests/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ tests/unit.c $(UNIT_OBJS)
 
 check: test-deps
-	$(MAKE) --no-print-directory -B WERROR=-Werror redlock tests/unit
+	$(MAKE) --no-print-directory -B -j$$(nproc 2>/dev/null || echo 2) WERROR=-Werror redlock tests/unit
 	tests/run.sh
 
 # The staged Sentinel failovers of tests/sentinel-staged-*.bats, SOAK times each,
