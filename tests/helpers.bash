@@ -110,19 +110,9 @@ _wait_until() {
 		timeout=$2
 		shift 2
 	fi
-	local limit_ms deadline tries i
+	local limit_ms
 	limit_ms=$(scale_ms "$(to_ms "$timeout")")
-	deadline=$(($(now_ms) + limit_ms))
-	tries=$((limit_ms / 50 + 2))
-	for ((i = 0; i < tries; i++)); do
-		if "$@"; then
-			return 0
-		fi
-		if (($(now_ms) >= deadline)); then
-			break
-		fi
-		sleep 0.05
-	done
+	_poll "$limit_ms" "$@" && return 0
 	"$@" && return 0
 	echo "wait_until: still false after ${timeout}s (x$REDLOCK_TEST_SLOW): $*" >&2
 	return 1
@@ -138,21 +128,38 @@ _stays_false() {
 		timeout=$2
 		shift 2
 	fi
-	local limit_ms deadline tries i
-	limit_ms=$(to_ms "$timeout")
-	deadline=$(($(now_ms) + limit_ms))
+	if _poll "$(to_ms "$timeout")" "$@"; then
+		echo "stays_false: became true: $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+# _poll MS CMD [ARG...]: runs CMD every 50 ms until it succeeds, for at
+# most MS ms (and MS / 50 + 2 tries); returns 0 if it did, 1 if the time
+# ran out.  Neither the clock nor
+# the pause starts a process: the loop reads EPOCHREALTIME, and pauses
+# with a read that times out on a pipe of its own which never has data
+# (a subshell and a sleep(1) every 50 ms cost more than most of what
+# the suite polls for).
+_poll() {
+	local limit_ms=$1 deadline tries i nap us st=1
+	shift
+	us=${EPOCHREALTIME//[!0-9]/}
+	deadline=$((us / 1000 + limit_ms))
 	tries=$((limit_ms / 50 + 2))
 	for ((i = 0; i < tries; i++)); do
 		if "$@"; then
-			echo "stays_false: became true: $*" >&2
-			return 1
+			st=0
+			break
 		fi
-		if (($(now_ms) >= deadline)); then
-			return 0
-		fi
-		sleep 0.05
+		us=${EPOCHREALTIME//[!0-9]/}
+		((us / 1000 >= deadline)) && break
+		[[ -n ${nap:-} ]] || exec {nap}<> <(:)
+		read -r -t 0.05 -u "$nap" _ || true
 	done
-	return 0
+	[[ -z ${nap:-} ]] || exec {nap}>&-
+	return "$st"
 }
 
 # wait_for_file PATH [SECONDS]
