@@ -139,14 +139,19 @@ screen() { tm capture-pane -p -t 0 | grep -v '^$' | tail -n 15; }
 flock_tool() { echo "flock $D/lockfile"; }
 
 # A command that records its pid (c.pid) and token, then runs until $D/go
-# exists (at most 30 s), then exits 0 after writing "finished".
+# exists (at most 30 s), then exits 0 after writing "finished".  The
+# commands that poll run under bash, which forks its sleep(1): dash
+# vforks it, and a Ctrl-Z that stops the child between its vfork and
+# its exec leaves dash waiting (state D) where it cannot stop, so the
+# job never shows stopped through redlock (flock, in the job's own
+# process group, stops anyway).  redlock(1) says so under BUGS.
 WAIT_GO='echo $$ >"$D/c.pid"; echo "${REDLOCK_TOKEN:-}" >"$D/c.token"; . "$TESTS_DIR/lib/await.sh"; await_file "$D/go" 30; echo finished >"$D/finished"'
 
-# start_waiting TOOL: types `TOOL sh -c WAIT_GO` and waits until the
+# start_waiting TOOL: types `TOOL bash -c WAIT_GO` and waits until the
 # command runs; sets CHILD and TOOL_PID (its parent: flock or redlock).
 start_waiting() {
 	rm -f "$D"/{c.pid,c.token,go,finished,rc,jobs}
-	tm_type "$1 sh -c '$WAIT_GO'"
+	tm_type "$1 bash -c '$WAIT_GO'"
 	wait_until -t 20 test -s "$D/c.pid" || {
 		echo "the command never ran; screen:" >&2
 		screen >&2
@@ -334,7 +339,7 @@ TICKING='echo $$ >"$D/c.pid"; echo "$REDLOCK_TOKEN" >"$D/c.token"; i=0; while [ 
 # and returns once the command runs; sets CHILD and TOOL_PID.
 start_ticking() {
 	rm -f "$D"/{ticks,c.pid,rc}
-	tm_type "redlock -t $1 $2 sh -c '$TICKING'"
+	tm_type "redlock -t $1 $2 bash -c '$TICKING'"
 	wait_until -t 20 test -s "$D/c.pid"
 	CHILD=$(cat "$D/c.pid")
 	TOOL_PID=$(stat_field "$CHILD" 2)
