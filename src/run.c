@@ -123,13 +123,12 @@ run_holder(const struct config *c, struct lock_meta *m)
 	holder_command(m, c->label, c->shell, c->cmd, c->store_args);
 }
 
-/* What a waiting run does each round before it sleeps: the first time,
- * start the guard (supervise_guard_early(): its fork is then done by
- * the time a release wakes us), and every time tell the monitor. */
+/* What a waiting run does each round before it sleeps: start the guard
+ * if it is not running yet (supervise_guard_early(): its fork is then
+ * done by the time a release wakes us), and tell the monitor. */
 struct run_wait {
 	struct monitor *mon;
 	struct run *r;
-	int guarded;
 };
 
 static void
@@ -137,8 +136,7 @@ run_waiting(void *ctx, enum lock_result res, const struct lock_outcome *o)
 {
 	struct run_wait *w = ctx;
 
-	if (!w->guarded++)
-		supervise_guard_early(w->r);
+	supervise_guard_early(w->r);
 	monitor_waiting(w->mon, res, o);
 }
 
@@ -150,7 +148,7 @@ static enum lock_result
 phase_acquire(const struct config *c, const struct lock *l, int claim,
     struct run *r, struct monitor *mon, struct lock_outcome *o)
 {
-	struct run_wait w = { mon, r, 0 };
+	struct run_wait w = { mon, r };
 	struct wait_report report = { run_waiting, &w };
 	struct grant *g = r->grant;
 	enum lock_result res;

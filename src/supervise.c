@@ -98,17 +98,16 @@ _Static_assert(LOCK_TOKEN_LEN < GUARD_TOKEN_MAX,
     "a token fits in the guard's GUARD_MARK message");
 
 /*
- * The run waits for the lock: start the guard now, with no lease to
- * enforce yet, so that its fork is done by the time a release wakes us
- * (the next command starts that much sooner).  supervise_guard() tells
- * it the lease and the token of the attempt that got the lock.
- * Called through wait_acquire()'s hook, before any thread exists.
+ * The run waits for the lock: start the guard now, unless it runs
+ * already, with no lease to enforce yet, so that its fork is done by
+ * the time a release wakes us (the next command starts that much
+ * sooner).  supervise_guard() tells it the lease and the token of the
+ * attempt that got the lock.  Called by run.c each round of the wait,
+ * before any thread exists.
  */
 void
-supervise_guard_early(void *arg)
+supervise_guard_early(struct run *r)
 {
-	struct run *r = arg;
-
 	if (r->guard_fd >= 0)
 		return;
 	if (guard_start(&r->child.guard, &r->guard_fd, NULL,

@@ -32,7 +32,7 @@ struct run {
 
 void supervise_init(struct run *r, const struct config *c,
     const struct lock *l, struct grant *g);
-void supervise_guard_early(void *arg);
+void supervise_guard_early(struct run *r);
 void supervise_guard(struct run *r);
 int supervise(struct run *r);
 void supervise_end(struct run *r);
