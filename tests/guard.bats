@@ -18,6 +18,19 @@ LOOPING='d=$1
 	(i=0; while [ $i -lt 1200 ]; do echo x >>"$d/ticks"; sleep 0.05; i=$((i+1)); done) &
 	echo $! >"$d/loop"; echo $$ >"$d/child"; : >"$d/held"; sleep 60'
 
+# start_after_wait NAME TTL: background job w runs LOOPING (in
+# $BATS_TEST_TMPDIR/w) under NAME once h, holding it first, releases it;
+# w's guard is there while it waits, before the release wakes it.
+start_after_wait() {
+	local d=$BATS_TEST_TMPDIR
+	hold_lock h "$1"
+	mkdir "$d/w"
+	bg_start w "$RL" -t "$2" "$1" sh -c "$LOOPING" cmd "$d/w"
+	assert wait_until -t 5 children_of "$(bg_pid w)"
+	release_lock h
+	wait_for_file "$d/w/held"
+}
+
 # SIGSTOP background job NAME's whole process group while its command
 # (the loop whose pid is in FILE) runs under a 1 s lease: the loop must
 # die within the lease (1.5 s, not the seconds a stopped redlock could
@@ -104,13 +117,7 @@ children_of() {
 
 @test "a run that waited for the lock: SIGKILL to its whole process group kills the command's background processes at once" {
 	local d=$BATS_TEST_TMPDIR
-	hold_lock h waited
-	mkdir "$d/w"
-	bg_start w "$RL" -t 2s waited sh -c "$LOOPING" cmd "$d/w"
-	# Waiting: its guard is there before the release wakes it.
-	assert wait_until -t 5 children_of "$(bg_pid w)"
-	release_lock h
-	wait_for_file "$d/w/held"
+	start_after_wait waited 2s
 	local loop
 	loop=$(cat "$d/w/loop")
 	kill -KILL -- "-$(bg_pid w)"
@@ -120,12 +127,7 @@ children_of() {
 
 @test "a run that waited for the lock, stopped with its process group: the command is killed before its lease ends" {
 	local d=$BATS_TEST_TMPDIR
-	hold_lock h waitstop
-	mkdir "$d/w"
-	bg_start w "$RL" -t 1s waitstop sh -c "$LOOPING" cmd "$d/w"
-	assert wait_until -t 5 children_of "$(bg_pid w)"
-	release_lock h
-	wait_for_file "$d/w/held"
+	start_after_wait waitstop 1s
 	stop_group_within_lease w "$d/w/loop"
 }
 
