@@ -563,7 +563,6 @@ cluster_follow(struct conn *conns, int n, const struct args *a,
 	int64_t pause = CLUSTER_RETRY_FIRST_MS;
 
 	memset(hops, 0, sizeof(hops));
-	args_as_eval(&body);
 	for (int round = 0; round < CLUSTER_MAX_ROUNDS; round++) {
 		int here = 0, retry = 0, asked = 0, rc;
 
@@ -584,6 +583,10 @@ cluster_follow(struct conn *conns, int n, const struct args *a,
 		}
 		if (here + retry + asked == 0)
 			return 0;
+		/* Only now: measuring the body reads the script's text, which
+		 * a run without redirections never needs in memory. */
+		if (round == 0)
+			args_as_eval(&body);
 		if (retry > 0 && (pause *= 2) > CLUSTER_RETRY_MAX_MS)
 			pause = CLUSTER_RETRY_MAX_MS;
 		if (here + retry > 0 && send_here(conns, n, step, &body, r,
