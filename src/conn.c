@@ -60,7 +60,8 @@ conn_init(struct conn *c, const struct url *u, const char *password)
 void
 conn_close(struct conn *c)
 {
-	tls_free(c->tls);
+	if (c->tls != NULL)	/* plain runs never enter tls.c */
+		tls_free(c->tls);
 	c->tls = NULL;
 	if (c->ctx != NULL)
 		redisFree(c->ctx);

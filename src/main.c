@@ -235,7 +235,8 @@ main(int argc, char **argv)
 	if (sig_init() < 0) {
 		log_error("cannot set up signals: %s", strerror(errno));
 		code = EXIT_INTERNAL;
-	} else if ((code = tls_init(&cfg.tls_opts)) == 0)
+	} else if (!tls_wanted(&cfg.tls_opts) ||
+	    (code = tls_init(&cfg.tls_opts)) == 0)
 		code = dispatch(&cfg, &die_by);
 	config_free(&cfg);
 	if (fflush(stdout) != 0 && code == 0) {

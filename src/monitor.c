@@ -187,7 +187,10 @@ ended(struct monitor *m, enum outcome o, int code, int *die_by)
 	    sizeof(err)) < 0)
 		log_error("cannot keep the run record of lock '%s': %s",
 		    c->name, err);
-	m->end_signal = hooks_wait(&m->start_fd, c->hook_timeout);
+	/* Without an on-start hook there is no runner to wait for (and
+	 * hooks.c stays out of a plain run's memory). */
+	m->end_signal = m->start_fd < 0 ? 0 :
+	    hooks_wait(&m->start_fd, c->hook_timeout);
 	if (c->on_exit != NULL)
 		hook(m, c->on_exit, outcome_word(o), code);
 	if (m->end_signal == 0)

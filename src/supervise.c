@@ -399,7 +399,8 @@ supervise(struct run *r)
 void
 supervise_end(struct run *r)
 {
-	renew_stop(r->renew);
+	if (r->renew != NULL)
+		renew_stop(r->renew);
 	r->renew = NULL;
 }
 

@@ -331,8 +331,7 @@ files_readable(const struct tls_opts *o)
 int
 tls_init(const struct tls_opts *o)
 {
-	if (!o->used && o->cacert == NULL && o->cacertdir == NULL &&
-	    o->cert == NULL && o->key == NULL)
+	if (!tls_wanted(o))
 		return 0;
 	opts = *o;
 	pthread_once(&ctx_once, ctx_make);

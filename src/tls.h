@@ -29,6 +29,16 @@ enum tls_io { TLS_OK, TLS_WANT_READ, TLS_WANT_WRITE, TLS_FAILED };
 
 struct tls;
 
+/* Whether the run needs tls_init() at all: some URL is TLS or a TLS
+ * file was named.  Inline so that a plain run decides it without
+ * entering tls.c, which the link keeps away from the common path. */
+static inline int
+tls_wanted(const struct tls_opts *o)
+{
+	return o->used || o->cacert != NULL || o->cacertdir != NULL ||
+	    o->cert != NULL || o->key != NULL;
+}
+
 int tls_init(const struct tls_opts *o);
 struct tls *tls_new(int fd, const char *host, char *err, size_t errlen);
 enum tls_io tls_handshake(struct tls *t, char *err, size_t errlen);
