@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -243,6 +245,78 @@ conn_preamble(struct conn *c)
 }
 
 /*
+ * The IPv4 address in *a that s spells as four decimal numbers of 0 to
+ * 255 without leading zeros ("127.0.0.1"), or -1 for anything else,
+ * which getaddrinfo() is left to read (inet_aton()'s other forms, such
+ * as "127.1" or the octal "0177.0.0.1", IPv6, host names).
+ */
+static int
+conn_dotted_quad(const char *s, struct in_addr *a)
+{
+	unsigned char b[4];
+
+	for (int i = 0; i < 4; i++) {
+		const char *d = s;
+		unsigned v = 0;
+
+		while (*s >= '0' && *s <= '9' && s - d < 3)
+			v = v * 10 + (unsigned)(*s++ - '0');
+		if (s == d || v > 255 || (*d == '0' && s - d > 1) ||
+		    *s != (i < 3 ? '.' : '\0'))
+			return -1;
+		b[i] = (unsigned char)v;
+		s += i < 3;
+	}
+	memcpy(&a->s_addr, b, sizeof(b));
+	return 0;
+}
+
+/*
+ * What redisConnectNonBlock(host, port) does for a dotted-quad host,
+ * without getaddrinfo(): whose resolver code is the largest part of
+ * libc that a plain run maps for nothing (the Makefile says why pages
+ * count).  The same socket (TCP, non-blocking, TCP_NODELAY; close-on-
+ * exec from the start), connecting in the background, handed to
+ * hiredis as a non-blocking context.  NULL when host is no dotted quad
+ * or the connection did not start: the caller then asks hiredis, which
+ * reports the failure in its own words, as it always did.
+ */
+static redisContext *
+conn_tcp_numeric(const char *host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	redisContext *ctx;
+	int fd, on = 1;
+
+	if (port < 0 || port > 65535 || conn_dotted_quad(host, &sa.sin_addr) < 0)
+		return NULL;
+	sa.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    IPPROTO_TCP);
+	if (fd < 0)
+		return NULL;
+	if ((connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    errno != EINPROGRESS) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) < 0 ||
+	    (ctx = redisConnectFd(fd)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	ctx->flags &= ~REDIS_BLOCK;	/* as redisConnectNonBlock() leaves it */
+	return ctx;
+}
+
+/* redisConnectNonBlock(host, port), without the resolver when host is
+ * an IPv4 address. */
+static redisContext *
+conn_tcp(const char *host, int port)
+{
+	redisContext *ctx = conn_tcp_numeric(host, port);
+
+	return ctx != NULL ? ctx : redisConnectNonBlock(host, port);
+}
+
+/*
  * Start connecting, with TLS if the URL says so, and queue AUTH, SELECT
  * and the probe (conn.h).  Returns the number of replies that precede
  * the caller's, or -1 with the reason in why (c->fail its kind).  A
@@ -262,11 +336,11 @@ conn_open(struct conn *c, char *why, size_t whylen)
 		return -1;
 	}
 	if (c->host[0] != '\0')
-		c->ctx = redisConnectNonBlock(c->host, c->port);
+		c->ctx = conn_tcp(c->host, c->port);
 	else if (u->kind == URL_UNIX)
 		c->ctx = redisConnectUnixNonBlock(u->path);
 	else
-		c->ctx = redisConnectNonBlock(u->host, u->port);
+		c->ctx = conn_tcp(u->host, u->port);
 	if (c->ctx == NULL || c->ctx->err) {
 		if (c->ctx != NULL && c->ctx->err == REDIS_ERR_IO)
 			c->fail = fail_of(errno);
@@ -315,9 +389,8 @@ int
 conn_tls_likely(const struct conn *c)
 {
 	const struct url *u = c->url;
-	redisContext *p = c->host[0] != '\0' ?
-	    redisConnectNonBlock(c->host, c->port) :
-	    redisConnectNonBlock(u->host, u->port);
+	redisContext *p = c->host[0] != '\0' ? conn_tcp(c->host, c->port) :
+	    conn_tcp(u->host, u->port);
 	int64_t until = clock_ms() + CONN_TLS_PROBE_MS, left;
 	struct pollfd pfd = { .events = POLLOUT };
 	int open = 0;

@@ -324,10 +324,24 @@ parse_tail(const char *t, struct url *u, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Where the authority that starts at s ends: at its '/', '?' or '#', or
+ * at the end.  A loop rather than strcspn(), which a plain run would
+ * otherwise call only here and so map a page of libc for it alone
+ * (the Makefile says why pages count).
+ */
+static const char *
+authority_end(const char *s)
+{
+	while (*s != '\0' && *s != '/' && *s != '?' && *s != '#')
+		s++;
+	return s;
+}
+
 static int
 parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 {
-	const char *end = s + strcspn(s, "/?#");
+	const char *end = authority_end(s);
 	const char *at = NULL, *h, *p;
 
 	u->kind = URL_TCP;

@@ -3,11 +3,13 @@
 #
 # URL details (redlock(1), SYNOPSIS): an unknown query parameter is
 # a usage error that names it (not "bad database number"); an IPv6 zone id
-# written as RFC 6874 says, `%25` then the zone, is decoded.
+# written as RFC 6874 says, `%25` then the zone, is decoded.  A dotted-quad
+# address is connected to without the resolver (src/conn.c), every other
+# spelling of a host through it, as before.
 
 load helpers
 
-lifecycle main
+lifecycle main --tcp
 test_teardown() {
 	stop_ll
 }
@@ -49,6 +51,23 @@ assert_names_param() {
 
 @test "unix:///path?db=1 is still accepted" {
 	run -0 --separate-stderr redlock -u "unix://$REDIS_SOCK?db=1" -n a true
+}
+
+@test "every spelling of 127.0.0.1 that the resolver reads reaches the server, and so does localhost" {
+	local port h
+	port=$(redis_port main)
+	for h in 127.0.0.1 127.1 0177.0.0.1 127.000.000.001 2130706433 localhost; do
+		run --separate-stderr redlock -u "redis://$h:$port" -n a true
+		[[ $status == 0 ]] || fail "redis://$h:$port: status $status: $stderr"
+	done
+}
+
+@test "a refused dotted-quad address says what the resolver's path said: Connection refused, 69" {
+	local port
+	port=$(dead_port)
+	run --separate-stderr redlock -u "redis://127.0.0.1:$port" -n a true
+	assert_equal "$status" 69
+	assert_equal "$stderr" "redlock: cannot connect to 127.0.0.1:$port: Connection refused"
 }
 
 @test "redis://[fe80::1%25lo]:PORT parses: a connection failure (69), not a usage error or an unresolvable name" {
