@@ -67,7 +67,7 @@ endif
 # fall on the same boundaries in every run whatever the load address;
 # the padding that costs in the file is never read.  bench/ row D.
 RSS_ALIGN = -Wl,-z,max-page-size=0x10000
-HOT_SRCS = src/main.c src/run.c src/config.c src/config_opts.c src/config_env.c \
+HOT_SRCS = src/main.c src/run.c src/fmt.c src/config.c src/config_opts.c src/config_env.c \
 	src/config_args.c src/url.c src/conn.c src/exec.c src/proto.c src/route.c \
 	src/cluster.c src/lock.c src/hold.c src/wait.c src/holder.c src/lease.c \
 	src/guard.c src/child.c src/supervise.c src/failover.c src/outcome.c \
@@ -83,7 +83,7 @@ OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
-UNIT_OBJS += src/config_opts.o src/scripts.o src/sha1.o
+UNIT_OBJS += src/config_opts.o src/scripts.o src/sha1.o src/fmt.o
 
 all: redlock
 

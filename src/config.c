@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "config_args.h"
 #include "config_env.h"
@@ -164,7 +165,7 @@ keep(struct config *c, const struct config_opt *o, const char *arg,
 	if (o->also != 0)
 		store(c, o->also, sizeof(int), 1);
 	if (o->by != 0)
-		snprintf((char *)c + o->by, o->bylen, "%s", who);
+		fmt_cat((char *)c + o->by, o->bylen, who, (char *)NULL);
 }
 
 /* The options the table leaves to this file (CONFIG_T_OWN, _OWN_FLAG):
@@ -187,7 +188,8 @@ own_option(struct config *c, struct parse *p, int ch, const char *arg,
 		return CONFIG_OK;
 	case OPT_PASSWORD_FILE:
 		p->password_file = arg;
-		snprintf(p->password_who, sizeof(p->password_who), "%s", who);
+		fmt_cat(p->password_who, sizeof(p->password_who), who,
+		    (char *)NULL);
 		return CONFIG_OK;
 	case 'h':
 		return CONFIG_HELP;
@@ -230,10 +232,14 @@ option_name(int ch, char *buf, size_t len)
 {
 	const struct config_opt *o = config_opt_of(ch);
 
+	char letter[2] = { (char)ch, '\0' };
+
+	/* Made for every option given, even when no message follows:
+	 * fmt.h says why not snprintf(). */
 	if (o != NULL && o->name != NULL)
-		snprintf(buf, len, "--%s", o->name);
+		fmt_cat(buf, len, "--", o->name, (char *)NULL);
 	else
-		snprintf(buf, len, "-%c", ch);
+		fmt_cat(buf, len, "-", letter, (char *)NULL);
 	return buf;
 }
 

@@ -5,6 +5,7 @@
  */
 #include "config_env.h"
 
+#include "fmt.h"
 #include "config_opts.h"
 #include "config_types.h"
 
@@ -30,12 +31,12 @@ env_var(const struct config_opt *o, char *var, size_t len)
 	if (o->name == NULL || config_opt_of(o->code) != o)
 		return 0;
 	if (o->var != NULL) {
-		snprintf(var, len, "%s", o->var);
+		fmt_cat(var, len, o->var, (char *)NULL);
 		return o->var[0] != '\0';
 	}
 	if (!config_opt_has_value(o))
 		return 0;
-	snprintf(var, len, "REDLOCK_%s", o->name);
+	fmt_cat(var, len, "REDLOCK_", o->name, (char *)NULL);
 	for (char *v = var + strlen("REDLOCK_"); *v != '\0'; v++)
 		*v = (char)(*v == '-' ? '_' : toupper((unsigned char)*v));
 	return 1;

@@ -4,9 +4,10 @@
  * sentinels named: cluster.c, route.c), and the transport that exec.c
  * drives.
  *
- * hiredis is the protocol codec only: redisFormatCommandArgv() makes
- * the bytes of a command, and the context's reader (redisReaderFeed(),
- * redisGetReplyFromReader()) parses replies.  The bytes themselves go
+ * hiredis is the protocol codec only: the context's reader
+ * (redisReaderFeed(), redisGetReplyFromReader()) parses replies, and
+ * conn_queue() writes a command's bytes as redisFormatCommandArgv()
+ * would.  The bytes themselves go
  * through the I/O seam below, conn_send() and conn_recv(): the socket
  * for a plain connection, OpenSSL (tls.c) for a TLS one; nothing else
  * differs, and hiredis's own I/O calls are never used.  Sockets are
@@ -29,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "tls.h"
 
@@ -176,19 +178,20 @@ conn_take_probe(struct conn *c)
 int
 conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 {
-	char *cmd;
-	long long n = redisFormatCommandArgv(&cmd, argc, argv, len);
+	size_t n = 0;
+	char *p;
 
-	if (n < 0)
-		return -1;
-	if (c->outlen + (size_t)n > c->outcap) {
-		size_t cap = (c->outlen + (size_t)n) * 2;
+	/* The bytes redisFormatCommandArgv() would make, written straight
+	 * into the output: "*argc\r\n", then "$len\r\narg\r\n" each.  Its
+	 * sprintf() is all a plain run used of libc's printf (fmt.h). */
+	for (int i = 0; i < argc; i++)
+		n += (len != NULL ? len[i] : strlen(argv[i])) + 2 * FMT_LL_SIZE;
+	n += FMT_LL_SIZE + 2;
+	if (c->outlen + n > c->outcap) {
+		size_t cap = (c->outlen + n) * 2;
 		char *o = malloc(cap);
-		if (o == NULL) {
-			explicit_bzero(cmd, (size_t)n);
-			redisFreeCommand(cmd);
+		if (o == NULL)
 			return -1;
-		}
 		if (c->out != NULL) {
 			memcpy(o, c->out, c->outlen);
 			explicit_bzero(c->out, c->outcap);
@@ -197,10 +200,24 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 		c->out = o;
 		c->outcap = cap;
 	}
-	memcpy(c->out + c->outlen, cmd, (size_t)n);
-	c->outlen += (size_t)n;
-	explicit_bzero(cmd, (size_t)n);
-	redisFreeCommand(cmd);
+	p = c->out + c->outlen;
+	*p++ = '*';
+	p += fmt_ll(p, argc);
+	*p++ = '\r';
+	*p++ = '\n';
+	for (int i = 0; i < argc; i++) {
+		size_t l = len != NULL ? len[i] : strlen(argv[i]);
+
+		*p++ = '$';
+		p += fmt_ll(p, (long long)l);
+		*p++ = '\r';
+		*p++ = '\n';
+		memcpy(p, argv[i], l);
+		p += l;
+		*p++ = '\r';
+		*p++ = '\n';
+	}
+	c->outlen = (size_t)(p - c->out);
 	c->wwant = POLLOUT;	/* nothing blocks the new output yet */
 	return 0;
 }
@@ -226,9 +243,9 @@ conn_preamble(struct conn *c)
 		pre++;
 	}
 	if (u->db != 0) {
-		char db[16];
+		char db[FMT_LL_SIZE];
 		const char *av[2] = { "SELECT", db };
-		snprintf(db, sizeof(db), "%d", u->db);
+		fmt_ll(db, u->db);
 		if (conn_queue(c, 2, av, NULL) < 0)
 			return -1;
 		pre++;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "proto.h"
 
@@ -243,10 +244,10 @@ slots_settle(struct conn *c, struct conn_req *r, struct slot *s, int n)
 			c[i].probe = CONN_PROBE_WANTED;
 		s[i].busy = 0;
 		r[i].fail = CONN_FAIL_UNNEEDED;
-		r[i].reason = snprintf(r[i].err, sizeof(r[i].err), "%s: ",
-		    c[i].name);
-		snprintf(r[i].err + r[i].reason, sizeof(r[i].err) -
-		    (size_t)r[i].reason, "no reply needed");
+		r[i].reason = (int)fmt_cat(r[i].err, sizeof(r[i].err),
+		    c[i].name, ": ", (char *)NULL);
+		fmt_cat(r[i].err + r[i].reason, sizeof(r[i].err) -
+		    (size_t)r[i].reason, "no reply needed", (char *)NULL);
 	}
 }
 

@@ -37,6 +37,7 @@
 
 #include <uuid/uuid.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "hold.h"
 #include "holder.h"
@@ -66,7 +67,7 @@ fair_begin(const struct lock *l, struct fair_waiter *f)
 	memset(f, 0, sizeof(*f));
 	uuid_generate_random(u);
 	f->member[0] = l->policy.shared ? 's' : 'x';
-	uuid_unparse_lower(u, f->member + 1);
+	fmt_uuid(u, f->member + 1);
 	for (int i = 0; i < 3; i++)
 		if ((f->key[i] = proto_aux_key(l->k.key, l->k.keylen, sfx[i],
 		    &f->len[i])) == NULL)

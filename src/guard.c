@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "tree.h"
 
@@ -76,8 +77,8 @@ term_pending(pid_t pid)
 static void
 guard_set_mark(char *mark, const char *token)
 {
-	snprintf(mark, GUARD_MARK_LEN, "%s%s", token[0] ? "REDLOCK_TOKEN=" : "",
-	    token);
+	fmt_cat(mark, GUARD_MARK_LEN, token[0] ? "REDLOCK_TOKEN=" : "", token,
+	    (char *)NULL);
 }
 
 /* Kill the command's tree: its group, its descendants, redlock's other

@@ -8,9 +8,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "proto.h"
 
 extern char **environ;
@@ -41,7 +43,10 @@ passwd_name(uid_t uid, char *buf, size_t len)
 		if (!start || (pw = strchr(line, ':')) == NULL ||
 		    (id = strchr(pw + 1, ':')) == NULL)
 			continue;
-		u = strtoul(id + 1, &end, 10);
+		/* The uid field by hand, not strtoul(), for the plain run's
+		 * pages (Makefile). */
+		for (u = 0, end = id + 1; *end >= '0' && *end <= '9'; end++)
+			u = u * 10 + (unsigned long)(*end - '0');
 		if (end == id + 1 || *end != ':' || u != (unsigned long)uid)
 			continue;
 		n = (size_t)(pw - line) < len ? (size_t)(pw - line) : len - 1;
@@ -66,9 +71,13 @@ holder_user(char *buf, size_t len)
 	if (user == NULL || user[0] == '\0')
 		user = getenv("LOGNAME");
 	if (user != NULL && user[0] != '\0')
-		snprintf(buf, len, "%s", user);
-	else if (passwd_name(geteuid(), buf, len) != 0)
-		snprintf(buf, len, "%ld", (long)geteuid());
+		fmt_cat(buf, len, user, (char *)NULL);
+	else if (passwd_name(geteuid(), buf, len) != 0) {
+		char uid[FMT_LL_SIZE];
+
+		fmt_ll(uid, (long long)geteuid());
+		fmt_cat(buf, len, uid, (char *)NULL);
+	}
 }
 
 /* Each of the fields, preceded by a NUL, at p; returns the end. */
@@ -96,18 +105,18 @@ size_t
 holder_record(const struct lock *l, const struct grant *g, char *rec)
 {
 	const struct lock_meta *m = &l->meta;
-	char ttl[24], pid[24], start[24], delay[24], version[24];
+	char ttl[FMT_LL_SIZE], pid[FMT_LL_SIZE], start[FMT_LL_SIZE];
+	char delay[FMT_LL_SIZE], version[FMT_LL_SIZE];
 	const char *field[] = { g->token, ttl, m->host, pid, m->user, m->cmd,
 	    start, delay, "", "", "", version };
 
-	snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl);
-	snprintf(pid, sizeof(pid), "%ld", m->pid);
-	snprintf(start, sizeof(start), "%lld", (long long)g->start_ms);
+	fmt_ll(ttl, (long long)l->ttl);
+	fmt_ll(pid, m->pid);
+	fmt_ll(start, (long long)g->start_ms);
 	delay[0] = '\0';
 	if (l->policy.delay > 0)
-		snprintf(delay, sizeof(delay), "%lld",
-		    (long long)l->policy.delay);
-	snprintf(version, sizeof(version), "%d", PROTO_RECORD_VERSION);
+		fmt_ll(delay, (long long)l->policy.delay);
+	fmt_ll(version, PROTO_RECORD_VERSION);
 	return (size_t)(put_fields(rec, field,
 	    (int)(sizeof(field) / sizeof(field[0]))) - rec);
 }
@@ -120,7 +129,7 @@ holder_meta(struct lock_meta *m, long pid)
 {
 	memset(m, 0, sizeof(*m));
 	if (gethostname(m->host, sizeof(m->host) - 1) != 0)
-		snprintf(m->host, sizeof(m->host), "unknown");
+		fmt_cat(m->host, sizeof(m->host), "unknown", (char *)NULL);
 	m->pid = pid;
 	holder_user(m->user, sizeof(m->user));
 }
@@ -139,17 +148,18 @@ holder_command(struct lock_meta *m, const char *label, const char *shell,
 	size_t n = 0;
 
 	if (label != NULL || (shell != NULL && !args)) {
-		snprintf(m->cmd, sizeof(m->cmd), "%s", label ? label : "sh");
+		fmt_cat(m->cmd, sizeof(m->cmd), label ? label : "sh",
+		    (char *)NULL);
 		return;
 	}
 	if (shell != NULL)
-		snprintf(m->cmd, sizeof(m->cmd), "%s", shell);
+		fmt_cat(m->cmd, sizeof(m->cmd), shell, (char *)NULL);
 	for (char *const *a = cmd; a != NULL && *a != NULL; a++) {
-		int w = snprintf(m->cmd + n, sizeof(m->cmd) - n, "%s%s",
-		    n ? " " : "", *a);
-		if (w < 0 || (size_t)w >= sizeof(m->cmd) - n || !args)
+		size_t w = fmt_cat(m->cmd + n, sizeof(m->cmd) - n,
+		    n ? " " : "", *a, (char *)NULL);
+		if (w >= sizeof(m->cmd) - n || !args)
 			break;
-		n += (size_t)w;
+		n += w;
 	}
 }
 
@@ -214,7 +224,7 @@ holder_env(const struct lock *l, const struct grant *g)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
 	size_t n = 0, size;
-	char **env, *p;
+	char **env, *p, fence[FMT_LL_SIZE];
 
 	for (char **e = environ; *e != NULL; e++)
 		n++;
@@ -227,20 +237,21 @@ holder_env(const struct lock *l, const struct grant *g)
 	for (char **e = environ; *e != NULL; e++)
 		if (!env_skip(*e))
 			env[n++] = *e;
+	fmt_ll(fence, g->fence);
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_NAME=%s", l->name) + 1;
+	p += fmt_cat(p, SIZE_MAX, "REDLOCK_NAME=", l->name, (char *)NULL) + 1;
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_KEY=%s", l->k.key) + 1;
+	p += fmt_cat(p, SIZE_MAX, "REDLOCK_KEY=", l->k.key, (char *)NULL) + 1;
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_TOKEN=%s", g->token) + 1;
+	p += fmt_cat(p, SIZE_MAX, "REDLOCK_TOKEN=", g->token, (char *)NULL) + 1;
 	env[n++] = p;
-	p += sprintf(p, "REDLOCK_FENCE=%lld", g->fence) + 1;
+	p += fmt_cat(p, SIZE_MAX, "REDLOCK_FENCE=", fence, (char *)NULL) + 1;
 	env[n++] = p;
 	if (holder_inherited(held, g->token))
-		sprintf(p, "REDLOCK_HELD=%s", held);
+		fmt_cat(p, SIZE_MAX, "REDLOCK_HELD=", held, (char *)NULL);
 	else
-		sprintf(p, "REDLOCK_HELD=%s%s%s", held, *held ? " " : "",
-		    g->token);
+		fmt_cat(p, SIZE_MAX, "REDLOCK_HELD=", held, *held ? " " : "",
+		    g->token, (char *)NULL);
 	env[n] = NULL;
 	return env;
 }

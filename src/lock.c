@@ -25,6 +25,7 @@
 
 #include <uuid/uuid.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "cluster.h"
 #include "failover.h"
@@ -403,7 +404,7 @@ try_begin(const struct lock *l, struct lock_waiter *w, struct grant *g,
 
 	if (fresh) {
 		uuid_generate_random(u);
-		uuid_unparse_lower(u, g->token);
+		fmt_uuid(u, g->token);
 	}
 	/* A writer's place in the queue is named after its first token;
 	 * a standby's (--respawn) starts with 's' (status counts them). */

@@ -26,6 +26,7 @@
 
 #include <uuid/uuid.h>
 
+#include "fmt.h"
 #include "clock.h"
 #include "exit.h"
 #include "hooks.h"
@@ -62,7 +63,7 @@ monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
 	m->start_fd = -1;
 	if (c->on_start != NULL || c->on_exit != NULL) {
 		uuid_generate_random(u);
-		uuid_unparse_lower(u, m->run_id);
+		fmt_uuid(u, m->run_id);
 	}
 }
 

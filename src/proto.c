@@ -99,6 +99,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "scripts.h"
 #include "slot.h"
 
@@ -202,13 +203,15 @@ args_str(struct args *a, const char *s)
 	args_add(a, s, strlen(s));
 }
 
+_Static_assert(sizeof(((struct args *)0)->num[0]) >= FMT_LL_SIZE,
+    "struct args' numbers hold any long long");
+
 void
 args_num(struct args *a, long long v)
 {
 	char *b = a->num[a->nums++ % ARGS_NUMS];
 
-	snprintf(b, sizeof(a->num[0]), "%lld", v);
-	args_str(a, b);
+	args_add(a, b, fmt_ll(b, v));
 }
 
 /*
@@ -243,8 +246,7 @@ args_put_num(struct args *a, int pos, long long v)
 {
 	char *b = a->num[a->nums++ % ARGS_NUMS];
 
-	snprintf(b, sizeof(a->num[0]), "%lld", v);
-	args_put_str(a, pos, b);
+	args_put(a, pos, b, fmt_ll(b, v));
 }
 
 /* The key that letter c names in args_script(), with its length. */

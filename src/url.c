@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fmt.h"
+
 #define URL_MAX_DB 1000000
 
 static int
@@ -482,11 +484,15 @@ url_name(const struct url *u, char *buf, size_t len)
 		    u->sentinels[0].host, u->sentinels[0].port,
 		    u->nsentinels > 1 ? ",..." : "");
 	else if (u->kind == URL_UNIX)
-		snprintf(buf, len, "%s", u->path);
-	else if (strchr(u->host, ':') != NULL)
-		snprintf(buf, len, "[%s]:%d", u->host, u->port);
-	else
-		snprintf(buf, len, "%s:%d", u->host, u->port);
+		fmt_cat(buf, len, u->path, (char *)NULL);
+	else {
+		char port[FMT_LL_SIZE];
+		int v6 = strchr(u->host, ':') != NULL;
+
+		fmt_ll(port, u->port);
+		fmt_cat(buf, len, v6 ? "[" : "", u->host, v6 ? "]:" : ":",
+		    port, (char *)NULL);
+	}
 }
 
 /*

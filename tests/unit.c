@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fmt.h"
 #include "scripts.h"
 #include "sha1.h"
 #include "url.h"
@@ -543,9 +544,59 @@ url_more_tests(void)
 	    !url_host_is_ip("1.2.3"), "url_host_is_ip", "addresses and names");
 }
 
+/* fmt_ll(v) writes what snprintf("%lld") does. */
+static void
+fmt_ll_ok(long long v)
+{
+	char got[FMT_LL_SIZE], want[32];
+	size_t n = fmt_ll(got, v);
+
+	snprintf(want, sizeof(want), "%lld", v);
+	ok(strcmp(got, want) == 0 && n == strlen(want),
+	    "fmt_ll writes what %lld does", want);
+}
+
+/* fmt_cat(size, a, b) writes and returns what snprintf("%s%s") does. */
+static void
+fmt_cat_ok(size_t size, const char *a, const char *b)
+{
+	char got[16] = "xxxxxxxxxxxxxxx", want[16] = "xxxxxxxxxxxxxxx";
+	size_t n = fmt_cat(got, size, a, b, (char *)NULL);
+	int w = snprintf(want, size, "%s%s", a, b);
+
+	ok(memcmp(got, want, sizeof(got)) == 0 && n == (size_t)w,
+	    "fmt_cat writes what %s%s does", b);
+}
+
+static void
+fmt_tests(void)
+{
+	static const unsigned char u[16] = { 0x12, 0x3e, 0x45, 0x67, 0xe8,
+	    0x9b, 0x42, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00 };
+	char id[37];
+
+	fmt_ll_ok(0);
+	fmt_ll_ok(7);
+	fmt_ll_ok(-1);
+	fmt_ll_ok(6379);
+	fmt_ll_ok(1234567890123LL);
+	fmt_ll_ok(9223372036854775807LL);
+	fmt_ll_ok(-9223372036854775807LL - 1);
+	fmt_cat_ok(16, "REDLOCK_", "TTL");
+	fmt_cat_ok(16, "", "");
+	fmt_cat_ok(16, "REDLOCK_", "LOCK_DELAY");	/* cut at 15 */
+	fmt_cat_ok(4, "abcdef", "gh");
+	fmt_cat_ok(1, "a", "b");
+	fmt_cat_ok(0, "a", "b");
+	fmt_uuid(u, id);
+	ok(strcmp(id, "123e4567-e89b-42d3-a456-426614174000") == 0,
+	    "fmt_uuid writes a UUID as uuid_unparse_lower() does", id);
+}
+
 int
 main(void)
 {
+	fmt_tests();
 	duration_ok("0", 0);
 	duration_ok("1", 1000);
 	duration_ok("30s", 30000);

@@ -67,5 +67,5 @@ done
 "$CC" "$@" -Isrc $LDFLAGS -o "$out/unit" tests/unit.c "$out/url.o" \
 	"$out/clock.o" "$out/lease.o" "$out/config.o" "$out/config_args.o" \
 	"$out/config_env.o" "$out/config_opts.o" \
-	"$out/log.o" "$out/scripts.o" "$out/sha1.o" -pthread
+	"$out/log.o" "$out/scripts.o" "$out/sha1.o" "$out/fmt.o" -pthread
 echo "build-variant: $variant: built $out/redlock and $out/unit"
