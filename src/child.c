@@ -177,7 +177,7 @@ child_kill_tree(const struct child *ch)
 int
 child_tree_alive(const struct child *ch)
 {
-	char path[64], buf[4096], pid[FMT_LL_SIZE];
+	char path[64], buf[4096], self[FMT_LL_SIZE];
 	siginfo_t si;
 	ssize_t n;
 	int fd;
@@ -187,8 +187,8 @@ child_tree_alive(const struct child *ch)
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return 0;	/* ECHILD: no children at all */
-	fmt_ll(pid, (long long)getpid());
-	fmt_cat(path, sizeof(path), "/proc/self/task/", pid, "/children",
+	fmt_ll(self, (long long)getpid());
+	fmt_cat(path, sizeof(path), "/proc/self/task/", self, "/children",
 	    (char *)NULL);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return tree_signal(getpid(), ch->guard, 0, 0) > 0;

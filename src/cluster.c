@@ -583,9 +583,7 @@ cluster_follow(struct conn *conns, int n, const struct args *a,
 		}
 		if (here + retry + asked == 0)
 			return 0;
-		/* Only now: measuring the body reads the script's text, which
-		 * a run without redirections never needs in memory. */
-		if (round == 0)
+		if (round == 0)	/* reads the script's text: only when needed */
 			args_as_eval(&body);
 		if (retry > 0 && (pause *= 2) > CLUSTER_RETRY_MAX_MS)
 			pause = CLUSTER_RETRY_MAX_MS;

@@ -185,7 +185,7 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 	 * into the output: "*argc\r\n", then "$len\r\narg\r\n" each.  Its
 	 * sprintf() is all a plain run used of libc's printf (fmt.h). */
 	for (int i = 0; i < argc; i++)
-		n += (len != NULL ? len[i] : strlen(argv[i])) + 2 * FMT_LL_SIZE;
+		n += (len != NULL ? len[i] : strlen(argv[i])) + 2 * (size_t)FMT_LL_SIZE;
 	n += FMT_LL_SIZE + 2;
 	if (c->outlen + n > c->outcap) {
 		size_t cap = (c->outlen + n) * 2;

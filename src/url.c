@@ -326,25 +326,14 @@ parse_tail(const char *t, struct url *u, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * Where the authority that starts at s ends: at its '/', '?' or '#', or
- * at the end.  A loop rather than strcspn(), which a plain run would
- * otherwise call only here and so map a page of libc for it alone
- * (the Makefile says why pages count).
- */
-static const char *
-authority_end(const char *s)
-{
-	while (*s != '\0' && *s != '/' && *s != '?' && *s != '#')
-		s++;
-	return s;
-}
-
 static int
 parse_tcp(const char *s, struct url *u, char *err, size_t errlen)
 {
-	const char *end = authority_end(s);
-	const char *at = NULL, *h, *p;
+	const char *end, *at = NULL, *h, *p;
+
+	/* Up to '/', '?' or '#'; not strcspn(), a page of libc (Makefile). */
+	for (end = s; *end != '\0' && strchr("/?#", *end) == NULL; end++)
+		;
 
 	u->kind = URL_TCP;
 	u->port = 6379;
@@ -487,11 +476,10 @@ url_name(const struct url *u, char *buf, size_t len)
 		fmt_cat(buf, len, u->path, (char *)NULL);
 	else {
 		char port[FMT_LL_SIZE];
-		int v6 = strchr(u->host, ':') != NULL;
 
-		fmt_ll(port, u->port);
-		fmt_cat(buf, len, v6 ? "[" : "", u->host, v6 ? "]:" : ":",
-		    port, (char *)NULL);
+		fmt_ll(port, u->port);	/* an IPv6 address goes in brackets */
+		fmt_cat(buf, len, strchr(u->host, ':') ? "[" : "", u->host,
+		    strchr(u->host, ':') ? "]:" : ":", port, (char *)NULL);
 	}
 }
 

@@ -549,10 +549,10 @@ static void
 fmt_ll_ok(long long v)
 {
 	char got[FMT_LL_SIZE], want[32];
-	size_t n = fmt_ll(got, v);
+	size_t len = fmt_ll(got, v);
 
 	snprintf(want, sizeof(want), "%lld", v);
-	ok(strcmp(got, want) == 0 && n == strlen(want),
+	ok(strcmp(got, want) == 0 && len == strlen(want),
 	    "fmt_ll writes what %lld does", want);
 }
 
@@ -561,10 +561,10 @@ static void
 fmt_cat_ok(size_t size, const char *a, const char *b)
 {
 	char got[16] = "xxxxxxxxxxxxxxx", want[16] = "xxxxxxxxxxxxxxx";
-	size_t n = fmt_cat(got, size, a, b, (char *)NULL);
+	size_t len = fmt_cat(got, size, a, b, (char *)NULL);
 	int w = snprintf(want, size, "%s%s", a, b);
 
-	ok(memcmp(got, want, sizeof(got)) == 0 && n == (size_t)w,
+	ok(memcmp(got, want, sizeof(got)) == 0 && len == (size_t)w,
 	    "fmt_cat writes what %s%s does", b);
 }
 
