@@ -1,5 +1,5 @@
 /*
- * guard.c - a small process forked from redlock that outlives it.  It
+ * guard.c - a small process started by redlock that outlives it.  It
  * reads lease ends (int64_t clock_ms() values) from a pipe and SIGKILLs
  * the command's whole tree when one passes without a newer one, or
  * when the pipe reaches EOF without the stand-down message (redlock
@@ -7,7 +7,7 @@
  * because redlock was killed or stopped.
  *
  * It exists before the command does, knowing the first lease end from
- * the fork, and lives in a process group of its own: a signal to
+ * its start, and lives in a process group of its own: a signal to
  * redlock's group (timeout -s KILL, kill %1, kill -STOP %1) never
  * reaches it.  The command's pid comes later, as a message; until then
  * the tree is found below redlock (a stopped redlock's children are
