@@ -77,6 +77,10 @@
 #define GUARD_ARGV0 "redlock (guard)"
 #define GUARD_ENV "REDLOCK_GUARD"
 
+/* Room for a number of that state: an int64_t's 19 digits, its sign
+ * and the space after it. */
+#define GUARD_NUM_LEN 24
+
 /* How often a suspended redlock is looked at for a pending SIGTERM or
  * SIGHUP: a person waits that long at most for `kill` to take effect,
  * and a stopped job costs a /proc read ten times a second. */
@@ -280,7 +284,7 @@ guard_main(struct guard_state *g)
 static void
 put_num(char **p, int64_t v)
 {
-	char digits[24];
+	char digits[GUARD_NUM_LEN];
 	int n = 0;
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
@@ -297,12 +301,13 @@ put_num(char **p, int64_t v)
 /* Become a guard with a process of its own: exec redlock again (the
  * binary this process runs, even if it has been replaced on disk since)
  * with g in GUARD_ENV, for guard_exec_main().  Returns only if the exec
- * failed.  No library call but execve(): a guard that shares redlock's
- * memory calls it. */
+ * failed.  Calls memcpy(), fcntl() and execve() only: a guard that
+ * shares redlock's memory calls it. */
 static void
 guard_exec(struct guard_state *g)
 {
-	char env[sizeof(GUARD_ENV) + 6 * 24 + GUARD_TOKEN_MAX + 1], *p = env;
+	char env[sizeof(GUARD_ENV) + 6 * (size_t)GUARD_NUM_LEN + GUARD_TOKEN_MAX + 1];
+	char *p = env;
 	char *argv[] = { GUARD_ARGV0, NULL }, *envp[] = { env, NULL };
 
 	memcpy(p, GUARD_ENV "=", sizeof(GUARD_ENV));
@@ -440,7 +445,8 @@ int
 guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end)
 {
-	struct guard_state own, *g = guard_may_share() ? &shared_state : &own;
+	struct guard_state own = { 0 };
+	struct guard_state *g = guard_may_share() ? &shared_state : &own;
 	int gp[2];
 
 	*guard = 0;
