@@ -96,6 +96,11 @@ redlock: $(OBJS)
 
 $(OBJS): src/*.h | have-deps
 
+# The guard that shares redlock's memory must not bind a library call
+# lazily (the dynamic linker would run on its small stack, beside
+# redlock): guard.c calls the library through the GOT, bound at start.
+src/guard.o: override CFLAGS += -fno-plt
+
 # main.c prints the version: compiled again when BUILD_VERSION changes
 # (a commit), which build/version records only then.
 build/version: FORCE

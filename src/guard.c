@@ -1,5 +1,5 @@
 /*
- * guard.c - a small process forked from redlock that outlives it.  It
+ * guard.c - a small process started by redlock that outlives it.  It
  * reads lease ends (int64_t clock_ms() values) from a pipe and SIGKILLs
  * the command's whole tree when one passes without a newer one, or
  * when the pipe reaches EOF without the stand-down message (redlock
@@ -7,7 +7,7 @@
  * because redlock was killed or stopped.
  *
  * It exists before the command does, knowing the first lease end from
- * the fork, and lives in a process group of its own: a signal to
+ * its start, and lives in a process group of its own: a signal to
  * redlock's group (timeout -s KILL, kill %1, kill -STOP %1) never
  * reaches it.  The command's pid comes later, as a message; until then
  * the tree is found below redlock (a stopped redlock's children are
@@ -17,6 +17,19 @@
  * with no lease, so that the fork is not between the release that
  * wakes it and its command; the lease end follows as a message, before
  * the command is started.
+ *
+ * Creating it is most of what a short run costs beyond the lock itself,
+ * so the first guard of a process is not a fork: it is a clone that
+ * shares redlock's memory (no page tables to copy, no copy-on-write
+ * faults after), running on a stack of its own and calling nothing but
+ * system calls: no malloc, no stdio, no errno it could race redlock's
+ * for (guard_shared()).  For whatever needs more (killing the tree,
+ * waking a suspended redlock), and once it has lived GUARD_SHARED_MS,
+ * it execs a fresh copy of redlock as "redlock (guard)" with its state
+ * in the environment (guard_exec(), guard_exec_main()), which is then
+ * the same guard as a forked one.  Builds with a sanitizer, runs under
+ * a preloaded library (which could interpose those calls) and later
+ * guards of the same process fork as before.
  *
  * Messages: a lease end; 0 stands down; GUARD_NO_LEASE means "no lease
  * to enforce"; GUARD_SUSPENDED the same while redlock is stopped with
@@ -32,6 +45,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,10 +60,66 @@
 /* "REDLOCK_TOKEN=" and a token. */
 #define GUARD_MARK_LEN (GUARD_TOKEN_MAX + 16)
 
+/* How long a guard may share redlock's memory: the whole life of the
+ * guard of a run shorter than this (most of a fleet's cron jobs take
+ * seconds, and a run of a short command milliseconds), so that such a
+ * run never pays for a process of its own; after it the guard execs a
+ * copy of redlock of its own, so that an out-of-memory kill that picks
+ * redlock (which kills every process sharing its memory) cannot take
+ * the guard along with it for longer than this. */
+#define GUARD_SHARED_MS 1000
+
+/* The stack of a guard that shares redlock's memory: it calls nothing
+ * deeper than poll(), read() and execve(), with a page to spare. */
+#define GUARD_STACK_SIZE 16384
+
+/* argv[0] of the guard that a sharing guard execs, and the variable
+ * that carries its state (guard_exec()). */
+#define GUARD_ARGV0 "redlock (guard)"
+#define GUARD_ENV "REDLOCK_GUARD"
+
+/* Room for a number of that state: an int64_t's 19 digits, its sign
+ * and the space after it. */
+#define GUARD_NUM_LEN 24
+
 /* How often a suspended redlock is looked at for a pending SIGTERM or
  * SIGHUP: a person waits that long at most for `kill` to take effect,
  * and a stopped job costs a /proc read ten times a second. */
 #define GUARD_WAKE_POLL_MS 100
+
+/* Can this build share its memory with the guard?  Not under a
+ * sanitizer, whose runtime keeps per-thread state the guard would
+ * share with redlock's main thread. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GUARD_CAN_SHARE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define GUARD_CAN_SHARE 0
+#endif
+#endif
+#ifndef GUARD_CAN_SHARE
+#define GUARD_CAN_SHARE 1
+#endif
+
+/* What a guard knows: its pipe, the command (0 until told), redlock,
+ * the margin and the lease end, the token that marks the command's
+ * processes ("" for none), and whether the pipe closed without the
+ * stand-down (redlock is gone: kill at once). */
+struct guard_state {
+	int fd;
+	pid_t command, redlock;
+	int64_t margin, end;
+	int lost;
+	char token[GUARD_TOKEN_MAX + 1];
+};
+
+/* The state and the stack of the one guard of this process that shares
+ * its memory: guard_start() writes the state before the clone, and from
+ * then on only that guard touches either. */
+static struct guard_state shared_state;
+static char shared_stack[GUARD_STACK_SIZE] __attribute__((aligned(64)));
+static int shared_used;
 
 /* Is SIGTERM or SIGHUP pending for process pid (its SigPnd and ShdPnd
  * masks in /proc/PID/status)? */
@@ -136,62 +206,232 @@ guard_detach(int fd)
 }
 
 /* After GUARD_MARK: the token, which the same write() sent (it is
- * shorter than PIPE_BUF, so it came whole).  A short read leaves the
- * old mark. */
+ * shorter than PIPE_BUF, so it came whole), into g->token.  A short read
+ * leaves the old one.  Calls read() only. */
 static void
-guard_read_mark(int fd, char *mark)
+guard_read_token(struct guard_state *g)
 {
-	char token[GUARD_TOKEN_MAX + 1];
-	ssize_t n;
+	char token[GUARD_TOKEN_MAX];
 
-	do
-		n = read(fd, token, GUARD_TOKEN_MAX);
-	while (n < 0 && errno == EINTR);
-	if (n != GUARD_TOKEN_MAX)
+	if (read(g->fd, token, GUARD_TOKEN_MAX) != GUARD_TOKEN_MAX)
 		return;
-	token[GUARD_TOKEN_MAX] = '\0';
-	guard_set_mark(mark, token);
+	memcpy(g->token, token, GUARD_TOKEN_MAX);
+	g->token[GUARD_TOKEN_MAX] = '\0';
 }
 
+/* Read one message into g: returns 1 for the stand-down, -1 when the
+ * pipe closed or failed (redlock is gone), else 0.  The pipe blocks and
+ * every signal that could interrupt is ignored, so a failure is not
+ * EINTR and errno is not read: a guard that shares redlock's memory may
+ * call this. */
+static int
+guard_read(struct guard_state *g)
+{
+	int64_t msg;
+	ssize_t n = read(g->fd, &msg, sizeof(msg));
+
+	if (n <= 0)
+		return -1;
+	if (n != (ssize_t)sizeof(msg))
+		return 0;
+	if (msg == 0)
+		return 1;
+	if (msg < 0)
+		g->command = (pid_t)-msg;
+	else if (msg == GUARD_MARK)
+		guard_read_token(g);
+	else
+		g->end = msg;
+	return 0;
+}
+
+/* The guard with a process of its own: enforce g until the stand-down,
+ * then exit; kill the command's tree when the lease ends or redlock is
+ * gone. */
 static void
-guard_main(int fd, char *mark, int64_t margin, int64_t end, pid_t redlock)
+guard_main(struct guard_state *g)
 {
 	struct pollfd p = { .events = POLLIN };
-	pid_t command = 0;
-	int64_t msg;
+	char mark[GUARD_MARK_LEN];
+	int r;
 
-	p.fd = fd = guard_detach(fd);
-	for (;;) {
+	p.fd = g->fd = guard_detach(g->fd);
+	while (!g->lost) {
 		int64_t left = -1;	/* no lease: wait for a message */
-		ssize_t n;
 
-		if (end == GUARD_SUSPENDED) {
+		if (g->end == GUARD_SUSPENDED) {
 			/* A stopped redlock acts on SIGTERM or SIGHUP once
 			 * continued; it says what comes next when it has. */
-			if (term_pending(redlock)) {
-				kill(redlock, SIGCONT);
-				end = GUARD_NO_LEASE;
+			if (term_pending(g->redlock)) {
+				kill(g->redlock, SIGCONT);
+				g->end = GUARD_NO_LEASE;
 			} else
 				left = GUARD_WAKE_POLL_MS;
-		} else if (end != GUARD_NO_LEASE &&
-		    (left = end - margin - clock_ms()) <= 0)
+		} else if (g->end != GUARD_NO_LEASE &&
+		    (left = g->end - g->margin - clock_ms()) <= 0)
 			break;
 		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
 			continue;
-		n = read(fd, &msg, sizeof(msg));
-		if (n == (ssize_t)sizeof(msg) && msg == 0)
+		if ((r = guard_read(g)) > 0)
 			_exit(0);
-		if (n == (ssize_t)sizeof(msg) && msg < 0)
-			command = (pid_t)-msg;
-		else if (n == (ssize_t)sizeof(msg) && msg == GUARD_MARK)
-			guard_read_mark(fd, mark);
-		else if (n == (ssize_t)sizeof(msg))
-			end = msg;
-		else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
+		g->lost = r < 0;
 	}
-	guard_kill(command, mark, redlock);
+	guard_set_mark(mark, g->token);
+	guard_kill(g->command, mark, g->redlock);
 	_exit(0);
+}
+
+/* Append v in decimal at *p. */
+static void
+put_num(char **p, int64_t v)
+{
+	char digits[GUARD_NUM_LEN];
+	int n = 0;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	if (v < 0)
+		*(*p)++ = '-';
+	do
+		digits[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	while (n > 0)
+		*(*p)++ = digits[--n];
+	*(*p)++ = ' ';
+}
+
+/* Become a guard with a process of its own: exec redlock again (the
+ * binary this process runs, even if it has been replaced on disk since)
+ * with g in GUARD_ENV, for guard_exec_main().  Returns only if the exec
+ * failed.  Calls memcpy(), fcntl() and execve() only: a guard that
+ * shares redlock's memory calls it. */
+static void
+guard_exec(struct guard_state *g)
+{
+	char env[sizeof(GUARD_ENV) + 6 * (size_t)GUARD_NUM_LEN + GUARD_TOKEN_MAX + 1];
+	char *p = env;
+	char *argv[] = { GUARD_ARGV0, NULL }, *envp[] = { env, NULL };
+
+	memcpy(p, GUARD_ENV "=", sizeof(GUARD_ENV));
+	p += sizeof(GUARD_ENV);
+	put_num(&p, g->fd);
+	put_num(&p, g->command);
+	put_num(&p, g->redlock);
+	put_num(&p, g->margin);
+	put_num(&p, g->end);
+	put_num(&p, g->lost);
+	memcpy(p, g->token, GUARD_TOKEN_MAX + 1);
+	fcntl(g->fd, F_SETFD, 0);
+	execve("/proc/self/exe", argv, envp);
+}
+
+/*
+ * The guard while it shares redlock's memory (guard_start()): system
+ * calls only, on its own stack; its state is g, which redlock no longer
+ * touches.  Whatever is more than waiting for a message (the tree to
+ * kill, a suspended redlock to watch) and the end of GUARD_SHARED_MS
+ * make it exec a guard of its own.  If that exec fails it goes on
+ * sharing, and kills what it can without /proc: the command's group
+ * and the command.
+ */
+static int
+guard_shared(void *arg)
+{
+	struct guard_state *g = arg;
+	struct pollfd p = { .events = POLLIN };
+	int64_t until = clock_ms() + GUARD_SHARED_MS;
+	sigset_t none;
+	int r, stuck = 0;
+
+	p.fd = g->fd = guard_detach(g->fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;) {
+		int64_t now = clock_ms(), left = until - now;
+
+		if (g->end != GUARD_NO_LEASE && g->end != GUARD_SUSPENDED &&
+		    g->end - g->margin - now <= 0)
+			break;
+		if (!stuck && (left <= 0 || g->end == GUARD_SUSPENDED)) {
+			guard_exec(g);
+			stuck = 1;	/* keep enforcing the lease */
+		}
+		if (stuck || left > 60000)
+			left = 60000;
+		if (g->end != GUARD_NO_LEASE && g->end != GUARD_SUSPENDED &&
+		    g->end - g->margin - now < left)
+			left = g->end - g->margin - now;
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		if ((r = guard_read(g)) > 0)
+			_exit(0);
+		if (r < 0) {
+			g->lost = 1;
+			break;
+		}
+	}
+	guard_exec(g);
+	if (g->command > 0) {
+		kill(-g->command, SIGKILL);
+		kill(g->command, SIGKILL);
+	}
+	_exit(0);
+}
+
+/*
+ * The entry of a guard that a sharing one exec'd: main() calls this
+ * first.  Returns at once unless this process is such a guard (argv[0]
+ * GUARD_ARGV0 and its state in GUARD_ENV); otherwise never returns.
+ */
+void
+guard_exec_main(int argc, char **argv)
+{
+	struct guard_state g = { 0 };
+	const char *s;
+	char *end;
+	long long v[6];
+
+	if (argc != 1 || strcmp(argv[0], GUARD_ARGV0) != 0 ||
+	    (s = getenv(GUARD_ENV)) == NULL)
+		return;
+	for (int i = 0; i < 6; i++) {
+		v[i] = strtoll(s, &end, 10);
+		if (end == s || *end != ' ')
+			return;
+		s = end + 1;
+	}
+	g.fd = (int)v[0];
+	g.command = (pid_t)v[1];
+	g.redlock = (pid_t)v[2];
+	g.margin = v[3];
+	g.end = v[4];
+	g.lost = v[5] != 0;
+	snprintf(g.token, sizeof(g.token), "%s", s);
+	unsetenv(GUARD_ENV);
+	guard_main(&g);
+}
+
+/* Clone a guard that shares our memory, with every signal blocked until
+ * it has ignored them (a signal meant for us must not run our handlers
+ * on its stack).  Returns its pid, or -1. */
+static pid_t
+guard_clone(struct guard_state *g)
+{
+	sigset_t all, old;
+	pid_t pid;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(guard_shared, shared_stack + sizeof(shared_stack),
+	    CLONE_VM | SIGCHLD, g);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}
+
+/* May this guard share our memory (see the top of this file)? */
+static int
+guard_may_share(void)
+{
+	return GUARD_CAN_SHARE && !shared_used && getenv("LD_PRELOAD") == NULL;
 }
 
 /*
@@ -206,18 +446,25 @@ int
 guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end)
 {
-	pid_t redlock = getpid();
-	char mark[GUARD_MARK_LEN];
+	struct guard_state own = { 0 };
+	struct guard_state *g = guard_may_share() ? &shared_state : &own;
 	int gp[2];
 
 	*guard = 0;
 	*fd = -1;
-	/* No token (a re-entrant run): the token is our parent's, and so
-	 * are the processes that carry it. */
-	guard_set_mark(mark, token ? token : "");
 	if (pipe2(gp, O_CLOEXEC) < 0)
 		return -1;
-	*guard = fork();
+	/* No token (a re-entrant run): the token is our parent's, and so
+	 * are the processes that carry it. */
+	*g = (struct guard_state){ .fd = gp[0], .redlock = getpid(),
+	    .margin = margin, .end = end };
+	if (token != NULL)
+		snprintf(g->token, sizeof(g->token), "%s", token);
+	*guard = -1;
+	if (g == &shared_state && (*guard = guard_clone(g)) > 0)
+		shared_used = 1;
+	if (*guard < 0)
+		*guard = fork();
 	if (*guard < 0) {
 		close(gp[0]);
 		close(gp[1]);
@@ -226,7 +473,7 @@ guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
 	}
 	if (*guard == 0) {
 		close(gp[1]);
-		guard_main(gp[0], mark, margin, end, redlock);
+		guard_main(g);
 	}
 	/* Also from here: no window in which the guard could still be in
 	 * our group. */

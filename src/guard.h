@@ -21,6 +21,7 @@
 #define GUARD_MARK (INT64_MAX - 2)
 #define GUARD_TOKEN_MAX 48
 
+void guard_exec_main(int argc, char **argv);
 int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end);
 void guard_command(int fd, pid_t command);

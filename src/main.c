@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "exit.h"
+#include "guard.h"
 #include "lock.h"
 #include "log.h"
 #include "quorum.h"
@@ -223,6 +224,7 @@ main(int argc, char **argv)
 	char err[512];
 	int rc, code, die_by = 0;
 
+	guard_exec_main(argc, argv);	/* returns unless we are a guard */
 	keep_secrets();
 	if (sig_std_fds() < 0)
 		return EXIT_INTERNAL;

@@ -176,3 +176,33 @@ parent_is() {
 	kill -KILL "$(bg_pid w)"
 	assert wait_until -t 2 pid_dead "$esc"
 }
+
+# Is a child of process $1 the guard exec'd as a process of its own?
+own_guard() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		[[ $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) == "redlock (guard) " ]] &&
+			return 0
+	done
+	return 1
+}
+
+@test "a guard that has lived a second is a process of its own, 'redlock (guard)', that still kills the command's tree, found by its token too, when redlock is SIGKILLed" {
+	# A sanitizer's runtime cannot share memory with the guard, so its
+	# builds fork the guard as a process of its own from the start.
+	if nm "$REDLOCK" 2>/dev/null | grep -qE '__(a|t)san_init'; then
+		skip "a sanitizer build forks its guard"
+	fi
+	local d=$BATS_TEST_TMPDIR loop esc
+	bg_start h "$RL" -t 5s own sh -c '(setsid sh -c "echo \$\$ >\"$1/esc\"; exec sleep 30" &)
+		'"$LOOPING" cmd "$d"
+	wait_for_file "$d/held"
+	wait_for_file "$d/esc"
+	# At GUARD_SHARED_MS (guard.c), with a second of room for a loaded
+	# machine.
+	assert wait_until -t 3 own_guard "$(bg_pid h)"
+	loop=$(cat "$d/loop") esc=$(cat "$d/esc")
+	kill -KILL "$(bg_pid h)"
+	assert wait_until -t 2 pid_dead "$loop"
+	assert wait_until -t 2 pid_dead "$esc"
+}
