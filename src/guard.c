@@ -78,9 +78,9 @@
 #define GUARD_ARGV0 "redlock (guard)"
 #define GUARD_ENV "REDLOCK_GUARD"
 
-/* Room for a number of that state: an int64_t's 19 digits, its sign
- * and the space after it. */
-#define GUARD_NUM_LEN 24
+/* Room for a number of that state: fmt_ll()'s, the space after it
+ * taking the place of its NUL. */
+#define GUARD_NUM_LEN FMT_LL_SIZE
 
 /* How often a suspended redlock is looked at for a pending SIGTERM or
  * SIGHUP: a person waits that long at most for `kill` to take effect,
@@ -281,21 +281,11 @@ guard_main(struct guard_state *g)
 	_exit(0);
 }
 
-/* Append v in decimal at *p. */
+/* Append v in decimal and a space at *p. */
 static void
 put_num(char **p, int64_t v)
 {
-	char digits[GUARD_NUM_LEN];
-	int n = 0;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	if (v < 0)
-		*(*p)++ = '-';
-	do
-		digits[n++] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	while (n > 0)
-		*(*p)++ = digits[--n];
+	*p += fmt_ll(*p, v);
 	*(*p)++ = ' ';
 }
 
@@ -319,7 +309,7 @@ guard_exec(struct guard_state *g)
 	put_num(&p, g->margin);
 	put_num(&p, g->end);
 	put_num(&p, g->lost);
-	memcpy(p, g->token, GUARD_TOKEN_MAX + 1);
+	memcpy(p, g->token, GUARD_TOKEN_MAX + 1);	/* NUL-terminated */
 	fcntl(g->fd, F_SETFD, 0);
 	execve("/proc/self/exe", argv, envp);
 }
@@ -459,7 +449,7 @@ guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
 	*g = (struct guard_state){ .fd = gp[0], .redlock = getpid(),
 	    .margin = margin, .end = end };
 	if (token != NULL)
-		snprintf(g->token, sizeof(g->token), "%s", token);
+		fmt_cat(g->token, sizeof(g->token), token, (char *)NULL);
 	*guard = -1;
 	if (g == &shared_state && (*guard = guard_clone(g)) > 0)
 		shared_used = 1;
