@@ -208,7 +208,7 @@ deb:
 	rm -rf build/deb
 	mkdir -p build/deb/redlock-$(VERSION)
 	tar -cf - --exclude=./build --exclude=./.git --exclude=./redlock \
-		--exclude='*.o' --exclude=./tests/unit . | \
+		--exclude='*.o' --exclude=./tests/unit --exclude=./tests/tools/rcli . | \
 		tar -C build/deb/redlock-$(VERSION) -xf -
 	cd build/deb/redlock-$(VERSION) && dpkg-buildpackage -us -uc -b
 	@ls build/deb/redlock_$(VERSION)_*.deb
