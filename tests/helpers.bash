@@ -268,6 +268,9 @@ os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 os.execvp(sys.argv[1], sys.argv[1:])
 EOF
 	chmod +x "$bin/spawn"
+	# The same in C (tests/tools/spawn.c, built by make check) when built:
+	# the interpreter's start-up is most of this script's cost.
+	[[ ! -x $REPO_DIR/tests/tools/spawn ]] || ln -sf "$REPO_DIR/tests/tools/spawn" "$bin/spawn"
 	_use_rcli "$bin"
 	export RL=$bin/redlock SPAWN=$bin/spawn REDLOCK_BIN_UNDER_TEST=$target
 	export PATH=$bin:$PATH
