@@ -107,9 +107,38 @@ rcli_number(const char *s, int *out)
 }
 
 /*
+ * rcli_value_opt(a, v, o): stores the value v of option a in o; returns 0
+ * if a is not an option this shim handles, or v not a value it handles
+ * for certain.
+ */
+static int
+rcli_value_opt(const char *a, const char *v, struct rcli_opts *o)
+{
+	if (!strcmp(a, "-s")) {
+		o->sock = v;
+	} else if (!strcmp(a, "-h")) {
+		o->host = v;
+		return v[0] != '\0' && strchr(v, '%') == NULL;
+	} else if (!strcmp(a, "-p")) {
+		return rcli_number(v, &o->port) && o->port >= 1 && o->port <= 65535;
+	} else if (!strcmp(a, "-n")) {
+		return rcli_number(v, &o->db);
+	} else if (!strcmp(a, "-a") || !strcmp(a, "--pass")) {
+		o->pass = v;
+		o->warn_pass |= 1;
+	} else if (!strcmp(a, "--user")) {
+		o->user = v;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * rcli_parse(argc, argv, o): fills o from the options this shim handles
  * and points o->cmd at the command; returns 0 for anything it does not
  * handle for certain (the caller then hands the line to redis-cli).
+ * Like redis-cli, it reads options up to the first word that is not one.
  */
 static int
 rcli_parse(int argc, char **argv, struct rcli_opts *o)
@@ -117,27 +146,12 @@ rcli_parse(int argc, char **argv, struct rcli_opts *o)
 	int i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--no-auth-warning"))
+		if (!strcmp(argv[i], "--no-auth-warning"))
 			o->warn_pass = -1;
-		else if (!strcmp(a, "--raw"))
+		else if (!strcmp(argv[i], "--raw"))
 			continue;
-		else if (v == NULL)
-			return 0;
-		else if (!strcmp(a, "-s"))
-			o->sock = v, i++;
-		else if (!strcmp(a, "-h") && v[0] != '\0' && !strchr(v, '%'))
-			o->host = v, i++;
-		else if (!strcmp(a, "-p") && rcli_number(v, &o->port) && o->port >= 1 &&
-			 o->port <= 65535)
+		else if (i + 1 < argc && rcli_value_opt(argv[i], argv[i + 1], o))
 			i++;
-		else if (!strcmp(a, "-n") && rcli_number(v, &o->db))
-			i++;
-		else if (!strcmp(a, "-a") || !strcmp(a, "--pass"))
-			o->pass = v, o->warn_pass |= 1, i++;
-		else if (!strcmp(a, "--user"))
-			o->user = v, i++;
 		else
 			return 0;
 	}
@@ -173,8 +187,9 @@ rcli_special(const char *name)
  * after it), integers in decimal, nil as nothing, and an array's
  * elements one after the other with a newline between them.
  */
+/* The recursion is as deep as the reply, which hiredis bounds. */
 static void
-rcli_print(const redisReply *r)
+rcli_print(const redisReply *r) // NOLINT(misc-no-recursion)
 {
 	size_t i;
 
@@ -194,7 +209,7 @@ rcli_print(const redisReply *r)
 		for (i = 0; i < r->elements; i++) {
 			if (i > 0)
 				putchar('\n');
-			rcli_print(r->element[i]);
+			rcli_print(r->element[i]); // NOLINT(misc-no-recursion)
 		}
 		break;
 	default: /* REDIS_REPLY_NIL */
