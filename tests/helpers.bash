@@ -92,7 +92,15 @@ now_ms() {
 
 # to_ms DURATION: "1.5" (seconds), "2s", "250ms" -> integer milliseconds.
 to_ms() {
-	local d=$1 num unit
+	local ms
+	_to_ms_var ms "$1" || return 1
+	echo "$ms"
+}
+
+# _to_ms_var VAR DURATION: to_ms into variable VAR, without the $(...)
+# that a caller of to_ms needs (a fork of the test's shell).
+_to_ms_var() {
+	local d=$2 num unit
 	if [[ $d =~ ^([0-9]+(\.[0-9]+)?)(ms|s)?$ ]]; then
 		num=${BASH_REMATCH[1]}
 		unit=${BASH_REMATCH[3]:-s}
@@ -101,11 +109,11 @@ to_ms() {
 		return 1
 	fi
 	if [[ $unit == ms ]]; then
-		echo "${num%.*}"
+		printf -v "$1" '%s' "${num%.*}"
 	else
 		local int=${num%.*} frac=000
 		[[ $num == *.* ]] && frac="${num#*.}000"
-		echo $((10#$int * 1000 + 10#${frac:0:3}))
+		printf -v "$1" '%s' $((10#$int * 1000 + 10#${frac:0:3}))
 	fi
 }
 
@@ -124,9 +132,15 @@ scale_ms() {
 # the processors (three quarters of its CPU time, measured with perf),
 # far ahead of redlock and the servers.  A failure inside CMD is
 # reported at the line that called the helper.
+#
+# The trap is read through a file (the test's own, one per process), not
+# a $(trap -p), which forks the test's shell (about 1.4 ms of CPU) in
+# every polling helper.
 _untraced() {
-	local trap_debug st=0
-	trap_debug=$(trap -p DEBUG)
+	local trap_debug='' st=0
+	local f=${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-${TMPDIR:-/tmp}}}/.debug-trap.$BASHPID
+	trap -p DEBUG >"$f" && { IFS= read -r -d '' trap_debug <"$f" || true; }
+	trap_debug=${trap_debug%$'\n'}
 	trap - DEBUG
 	"$@" || st=$?
 	eval "${trap_debug:-trap - DEBUG}"
@@ -144,8 +158,8 @@ _wait_until() {
 		shift 2
 	fi
 	local limit_ms
-	limit_ms=$(scale_ms "$(to_ms "$timeout")")
-	_poll "$limit_ms" "$@" && return 0
+	_to_ms_var limit_ms "$timeout" || return 1
+	_poll "$((limit_ms * REDLOCK_TEST_SLOW))" "$@" && return 0
 	"$@" && return 0
 	echo "wait_until: still false after ${timeout}s (x$REDLOCK_TEST_SLOW): $*" >&2
 	return 1
@@ -161,7 +175,9 @@ _stays_false() {
 		timeout=$2
 		shift 2
 	fi
-	if _poll "$(to_ms "$timeout")" "$@"; then
+	local limit_ms
+	_to_ms_var limit_ms "$timeout" || return 1
+	if _poll "$limit_ms" "$@"; then
 		echo "stays_false: became true: $*" >&2
 		return 1
 	fi
@@ -172,9 +188,9 @@ _stays_false() {
 # most MS ms (and MS / 50 + 2 tries); returns 0 if it did, 1 if the time
 # ran out.  Neither the clock nor
 # the pause starts a process: the loop reads EPOCHREALTIME, and pauses
-# with a read that times out on a pipe of its own which never has data
-# (a subshell and a sleep(1) every 50 ms cost more than most of what
-# the suite polls for).
+# with a read that times out on a pipe which never has data (_nap_open;
+# a subshell and a sleep(1) every 50 ms cost more than most of what the
+# suite polls for).
 _poll() {
 	local limit_ms=$1 deadline tries i nap us st=1
 	shift
@@ -188,11 +204,22 @@ _poll() {
 		fi
 		us=${EPOCHREALTIME//[!0-9]/}
 		((us / 1000 >= deadline)) && break
-		[[ -n ${nap:-} ]] || exec {nap}<> <(:)
+		[[ -n ${nap:-} ]] || _nap_open
 		read -r -t 0.05 -u "$nap" _ || true
 	done
 	[[ -z ${nap:-} ]] || exec {nap}>&-
 	return "$st"
+}
+
+# _nap_open: opens, read-write, a pipe that never has data, into _poll's
+# variable nap: the file's FIFO (_make_tools) when there is one, which
+# costs no process, else a process substitution's pipe.
+_nap_open() {
+	if [[ -n ${HELPERS_NAP_FIFO:-} && -p $HELPERS_NAP_FIFO ]]; then
+		exec {nap}<>"$HELPERS_NAP_FIFO"
+	else
+		exec {nap}<> <(:)
+	fi
 }
 
 # wait_for_file PATH [SECONDS]
@@ -272,6 +299,8 @@ EOF
 	# the interpreter's start-up is most of this script's cost.
 	[[ ! -x $REPO_DIR/tests/tools/spawn ]] || ln -sf "$REPO_DIR/tests/tools/spawn" "$bin/spawn"
 	_use_rcli "$bin"
+	# _poll's pauses read this FIFO, which nobody writes (see _nap_open).
+	mkfifo "$bin/nap" && export HELPERS_NAP_FIFO=$bin/nap
 	export RL=$bin/redlock SPAWN=$bin/spawn REDLOCK_BIN_UNDER_TEST=$target
 	export PATH=$bin:$PATH
 }
