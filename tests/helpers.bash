@@ -437,16 +437,18 @@ _kill_bg_jobs() {
 # and the first file to make it owns the port).  A server started on it
 # may still find it taken by some other program: the start helpers
 # retry with a new port when a server does not come up.
+# The port is drawn at random from FREE_PORT_MIN..FREE_PORT_MAX, below
+# Linux's range of ephemeral ports (32768 and up), so that it is never
+# the local port of one of the connections the tests make; a refused
+# connection says nobody listens (one subshell, not a Python start-up).
+FREE_PORT_MIN=20000
+FREE_PORT_MAX=32767
 free_port() {
 	local dir=${REDLOCK_TEST_PORTS:-$BATS_RUN_TMPDIR/ports} port i
 	mkdir -p "$dir"
 	for ((i = 0; i < 50; i++)); do
-		port=$(/usr/bin/python3 -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()') || return 1
+		port=$((FREE_PORT_MIN + (RANDOM * 32768 + RANDOM) % (FREE_PORT_MAX - FREE_PORT_MIN + 1)))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
 		mkdir "$dir/$port" 2>/dev/null && {
 			echo "$port"
 			return 0
