@@ -23,21 +23,54 @@ _helpers_load_lib() {
 	IFS=: read -r -a dirs <<<"${BATS_LIB_PATH:-}"
 	for dir in "${dirs[@]}" /usr/lib/bats /usr/local/lib/bats /usr/lib; do
 		if [[ -n $dir && -f $dir/$name/load.bash ]]; then
-			load "$dir/$name/load"
+			_helpers_source_lib "$dir/$name" || load "$dir/$name/load"
 			return 0
 		fi
 	done
 	printf 'helpers: cannot find %s in $BATS_LIB_PATH or /usr/lib/bats\n' "$name" >&2
 	return 1
 }
+
+# _helpers_source_lib DIR: does what DIR/load.bash does when each of its
+# lines (but blank ones and comments) is
+#     source "$(dirname "${BASH_SOURCE[0]}")/FILE"
+# as bats-support's and bats-assert's are: the same files, sourced in the
+# same order, without the subshell and the dirname(1) that each such
+# line starts.  Every test loads these files anew, and those 17
+# processes a test were about 25 ms of CPU each, some 7 % of the
+# suite's.  Fails having sourced nothing if load.bash has another line.
+_helpers_source_lib() {
+	local pre='source "$(dirname "${BASH_SOURCE[0]}")/' line f
+	local -a files=()
+	while IFS= read -r line || [[ -n $line ]]; do
+		[[ -z $line || $line == '#'* ]] && continue
+		f=${line#"$pre"}
+		[[ $f != "$line" && $f =~ ^[A-Za-z0-9_./-]+\"$ ]] || return 1
+		files+=("$1/${f%\"}")
+	done <"$1/load.bash"
+	for f in "${files[@]}"; do
+		# shellcheck disable=SC1090 # the library's own files
+		source "$f" || return 1
+	done
+}
 _helpers_load_lib bats-support
 _helpers_load_lib bats-assert
 
 bats_require_minimum_version 1.5.0
 
-TESTS_DIR=$(cd "$BATS_TEST_DIRNAME" && pwd)
+# What `cd DIR && pwd` prints, without its subshell when DIR is already
+# absolute and plain (every test runs these lines).
+if [[ $BATS_TEST_DIRNAME == /?*/* && $BATS_TEST_DIRNAME != *//* &&
+	$BATS_TEST_DIRNAME != */. && $BATS_TEST_DIRNAME != */./* &&
+	$BATS_TEST_DIRNAME != */.. && $BATS_TEST_DIRNAME != */../* &&
+	$BATS_TEST_DIRNAME != */ && -d $BATS_TEST_DIRNAME ]]; then
+	TESTS_DIR=$BATS_TEST_DIRNAME
+	REPO_DIR=${TESTS_DIR%/*}
+else
+	TESTS_DIR=$(cd "$BATS_TEST_DIRNAME" && pwd)
+	REPO_DIR=$(cd "$TESTS_DIR/.." && pwd)
+fi
 export TESTS_DIR
-REPO_DIR=$(cd "$TESTS_DIR/.." && pwd)
 
 # Time multiplier for slow wrappers (valgrind): every timeout goes through
 # scale_ms / the helpers below.
@@ -59,7 +92,15 @@ now_ms() {
 
 # to_ms DURATION: "1.5" (seconds), "2s", "250ms" -> integer milliseconds.
 to_ms() {
-	local d=$1 num unit
+	local ms
+	_to_ms_var ms "$1" || return 1
+	echo "$ms"
+}
+
+# _to_ms_var VAR DURATION: to_ms into variable VAR, without the $(...)
+# that a caller of to_ms needs (a fork of the test's shell).
+_to_ms_var() {
+	local d=$2 num unit
 	if [[ $d =~ ^([0-9]+(\.[0-9]+)?)(ms|s)?$ ]]; then
 		num=${BASH_REMATCH[1]}
 		unit=${BASH_REMATCH[3]:-s}
@@ -68,11 +109,11 @@ to_ms() {
 		return 1
 	fi
 	if [[ $unit == ms ]]; then
-		echo "${num%.*}"
+		printf -v "$1" '%s' "${num%.*}"
 	else
 		local int=${num%.*} frac=000
 		[[ $num == *.* ]] && frac="${num#*.}000"
-		echo $((10#$int * 1000 + 10#${frac:0:3}))
+		printf -v "$1" '%s' $((10#$int * 1000 + 10#${frac:0:3}))
 	fi
 }
 
@@ -91,9 +132,15 @@ scale_ms() {
 # the processors (three quarters of its CPU time, measured with perf),
 # far ahead of redlock and the servers.  A failure inside CMD is
 # reported at the line that called the helper.
+#
+# The trap is read through a file (the test's own, one per process), not
+# a $(trap -p), which forks the test's shell (about 1.4 ms of CPU) in
+# every polling helper.
 _untraced() {
-	local trap_debug st=0
-	trap_debug=$(trap -p DEBUG)
+	local trap_debug='' st=0
+	local f=${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-${TMPDIR:-/tmp}}}/.debug-trap.$BASHPID
+	trap -p DEBUG >"$f" && { IFS= read -r -d '' trap_debug <"$f" || true; }
+	trap_debug=${trap_debug%$'\n'}
 	trap - DEBUG
 	"$@" || st=$?
 	eval "${trap_debug:-trap - DEBUG}"
@@ -111,8 +158,8 @@ _wait_until() {
 		shift 2
 	fi
 	local limit_ms
-	limit_ms=$(scale_ms "$(to_ms "$timeout")")
-	_poll "$limit_ms" "$@" && return 0
+	_to_ms_var limit_ms "$timeout" || return 1
+	_poll "$((limit_ms * REDLOCK_TEST_SLOW))" "$@" && return 0
 	"$@" && return 0
 	echo "wait_until: still false after ${timeout}s (x$REDLOCK_TEST_SLOW): $*" >&2
 	return 1
@@ -128,7 +175,9 @@ _stays_false() {
 		timeout=$2
 		shift 2
 	fi
-	if _poll "$(to_ms "$timeout")" "$@"; then
+	local limit_ms
+	_to_ms_var limit_ms "$timeout" || return 1
+	if _poll "$limit_ms" "$@"; then
 		echo "stays_false: became true: $*" >&2
 		return 1
 	fi
@@ -139,9 +188,9 @@ _stays_false() {
 # most MS ms (and MS / 50 + 2 tries); returns 0 if it did, 1 if the time
 # ran out.  Neither the clock nor
 # the pause starts a process: the loop reads EPOCHREALTIME, and pauses
-# with a read that times out on a pipe of its own which never has data
-# (a subshell and a sleep(1) every 50 ms cost more than most of what
-# the suite polls for).
+# with a read that times out on a pipe which never has data (_nap_open;
+# a subshell and a sleep(1) every 50 ms cost more than most of what the
+# suite polls for).
 _poll() {
 	local limit_ms=$1 deadline tries i nap us st=1
 	shift
@@ -155,11 +204,22 @@ _poll() {
 		fi
 		us=${EPOCHREALTIME//[!0-9]/}
 		((us / 1000 >= deadline)) && break
-		[[ -n ${nap:-} ]] || exec {nap}<> <(:)
+		[[ -n ${nap:-} ]] || _nap_open
 		read -r -t 0.05 -u "$nap" _ || true
 	done
 	[[ -z ${nap:-} ]] || exec {nap}>&-
 	return "$st"
+}
+
+# _nap_open: opens, read-write, a pipe that never has data, into _poll's
+# variable nap: the file's FIFO (_make_tools) when there is one, which
+# costs no process, else a process substitution's pipe.
+_nap_open() {
+	if [[ -n ${HELPERS_NAP_FIFO:-} && -p $HELPERS_NAP_FIFO ]]; then
+		exec {nap}<>"$HELPERS_NAP_FIFO"
+	else
+		exec {nap}<> <(:)
+	fi
 }
 
 # wait_for_file PATH [SECONDS]
@@ -235,8 +295,31 @@ os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 os.execvp(sys.argv[1], sys.argv[1:])
 EOF
 	chmod +x "$bin/spawn"
+	# The same in C (tests/tools/spawn.c, built by make check) when built:
+	# the interpreter's start-up is most of this script's cost.
+	[[ ! -x $REPO_DIR/tests/tools/spawn ]] || ln -sf "$REPO_DIR/tests/tools/spawn" "$bin/spawn"
+	_use_rcli "$bin"
+	# _poll's pauses read this FIFO, which nobody writes (see _nap_open).
+	mkfifo "$bin/nap" && export HELPERS_NAP_FIFO=$bin/nap
 	export RL=$bin/redlock SPAWN=$bin/spawn REDLOCK_BIN_UNDER_TEST=$target
 	export PATH=$bin:$PATH
+}
+
+# _use_rcli BIN: the suite's redis-cli, tests/tools/rcli (built by make
+# check; see tests/tools/rcli.c), as `redis-cli` in BIN, which goes first
+# on PATH: it starts several times faster than Debian's redis-cli, which
+# the tests call tens of thousands of times, and prints the same bytes;
+# what it does not handle itself it hands to the real one,
+# $REDLOCK_TEST_REDIS_CLI (default: the redis-cli on PATH).  Without the
+# binary, or with REDLOCK_TEST_REAL_CLI=1, the tests use the real one.
+_use_rcli() {
+	local shim=$REPO_DIR/tests/tools/rcli
+	if [[ -z ${REDLOCK_TEST_REDIS_CLI:-} ]]; then
+		REDLOCK_TEST_REDIS_CLI=$(command -v redis-cli) || REDLOCK_TEST_REDIS_CLI=
+	fi
+	export REDLOCK_TEST_REDIS_CLI
+	[[ ${REDLOCK_TEST_REAL_CLI:-} != 1 && -x $shim ]] || return 0
+	ln -sf "$shim" "$1/redis-cli"
 }
 
 # --- background jobs -------------------------------------------------------------
@@ -354,16 +437,18 @@ _kill_bg_jobs() {
 # and the first file to make it owns the port).  A server started on it
 # may still find it taken by some other program: the start helpers
 # retry with a new port when a server does not come up.
+# The port is drawn at random from FREE_PORT_MIN..FREE_PORT_MAX, below
+# Linux's range of ephemeral ports (32768 and up), so that it is never
+# the local port of one of the connections the tests make; a refused
+# connection says nobody listens (one subshell, not a Python start-up).
+FREE_PORT_MIN=20000
+FREE_PORT_MAX=32767
 free_port() {
 	local dir=${REDLOCK_TEST_PORTS:-$BATS_RUN_TMPDIR/ports} port i
 	mkdir -p "$dir"
 	for ((i = 0; i < 50; i++)); do
-		port=$(/usr/bin/python3 -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()') || return 1
+		port=$((FREE_PORT_MIN + (RANDOM * 32768 + RANDOM) % (FREE_PORT_MAX - FREE_PORT_MIN + 1)))
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
 		mkdir "$dir/$port" 2>/dev/null && {
 			echo "$port"
 			return 0
@@ -392,10 +477,20 @@ dead_port() {
 	return 1
 }
 
+# (These and rcli_at spell the directory out rather than call _redis_dir
+# in a $(...): each $(...) forks the test's shell, and they run in every
+# test's setup and polling loop.)
 _redis_dir() { echo "$BATS_FILE_TMPDIR/redis-$1"; }
-redis_sock() { echo "$(_redis_dir "$1")/sock"; }
-redis_port() { cat "$(_redis_dir "$1")/port"; }
-redis_pid() { cat "$(_redis_dir "$1")/started.pid"; }
+redis_sock() { echo "$BATS_FILE_TMPDIR/redis-$1/sock"; }
+redis_port() { _redis_file "$1" port; }
+redis_pid() { _redis_file "$1" started.pid; }
+# _redis_file NAME FILE: the first line of server NAME's FILE, as cat
+# would print it (without starting one); fails if there is none.
+_redis_file() {
+	local line
+	{ IFS= read -r line || [[ -n $line ]]; } <"$BATS_FILE_TMPDIR/redis-$1/$2" || return 1
+	echo "$line"
+}
 
 # start_redis NAME [--tcp] [--requirepass PW] [redis-server option...]
 # Starts a private redis-server, always on the unix socket
@@ -492,15 +587,19 @@ kill_redis() {
 	rm -f "$f"
 }
 
-# rcli_at NAME ARGS...: redis-cli on server NAME (raw output).
+# rcli_at NAME ARGS...: redis-cli on server NAME (raw output), with its
+# password if it has one, else without any REDISCLI_AUTH.
 rcli_at() {
-	local dir
-	dir=$(_redis_dir "$1")
+	local dir=$BATS_FILE_TMPDIR/redis-$1 pw=
 	shift
 	if [[ -f $dir/password ]]; then
-		REDISCLI_AUTH=$(cat "$dir/password") redis-cli -s "$dir/sock" "$@"
+		IFS= read -r -d '' pw <"$dir/password" || true
+		REDISCLI_AUTH=$pw redis-cli -s "$dir/sock" "$@"
 	else
-		env -u REDISCLI_AUTH redis-cli -s "$dir/sock" "$@"
+		(
+			unset REDISCLI_AUTH
+			exec redis-cli -s "$dir/sock" "$@"
+		)
 	fi
 }
 
@@ -512,14 +611,20 @@ rcli() {
 # use_redis NAME: make NAME the current server: REDIS_SOCK, REDLOCK_URL.
 use_redis() {
 	export REDIS_NAME=$1
-	REDIS_SOCK=$(redis_sock "$1")
-	export REDIS_SOCK
+	export REDIS_SOCK=$BATS_FILE_TMPDIR/redis-$1/sock
 	export REDLOCK_URL="unix://$REDIS_SOCK"
 }
 
-# redis_info_field SECTION FIELD [NAME]
+# redis_info_field SECTION FIELD [NAME]: FIELD's value in INFO SECTION
+# (read by the shell: no tr or sed to start in the polling loops).
 redis_info_field() {
-	rcli_at "${3:-$REDIS_NAME}" INFO "$1" | tr -d '\r' | sed -n "s/^$2://p"
+	rcli_at "${3:-$REDIS_NAME}" INFO "$1" | {
+		local line
+		while IFS= read -r line; do
+			line=${line%$'\r'}
+			[[ $line != "$2:"* ]] || echo "${line#*:}"
+		done
+	}
 }
 
 clients_count() { redis_info_field clients connected_clients "${1:-$REDIS_NAME}"; }

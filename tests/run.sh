@@ -27,6 +27,10 @@
 #                    per processor, below); 1 runs them one after another
 #   REDLOCK_TEST_RECORD  set to 1 to rewrite tests/durations with this
 #                    run's times (after a full, passing run)
+#   REDLOCK_TEST_REAL_CLI  set to 1 to run the real redis-cli everywhere
+#                    rather than the suite's tests/tools/rcli (see
+#                    tests/helpers.bash, _use_rcli)
+#   REDLOCK_TEST_REDIS_CLI  the real redis-cli (default: the one on PATH)
 #   BATS             the bats executable (default: bats)
 #   REDLOCK_TESTS    only these bats files (names in tests/, separated by
 #                    spaces, e.g. "cli.bats tls.bats"); default: all

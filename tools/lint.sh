@@ -4,8 +4,8 @@
 #
 #   - cc: src/ builds with gcc and with clang at -O2 -Wall -Wextra -Werror
 #     (tools/build-variant.sh, into build/lint-*/), and fuzz/*.c compiles
-#     warning-free with both
-#   - cppcheck: src/*.c, tests/unit.c, fuzz/*.c
+#     warning-free with both, as do the test tools tests/tools/*.c
+#   - cppcheck: src/*.c, tests/unit.c, tests/tools/*.c, fuzz/*.c
 #   - clang-tidy: the same files, with the checks of tools/clang-tidy.yaml
 #   - shellcheck: tests/*.bats, tests/*.bash, completions/redlock.bash (as
 #     bash), tests/*.sh, tests/package/*.sh, bench/*.sh, bench/tools/*
@@ -43,7 +43,7 @@ read -r -a pkg_cflags <<<"$(pkg-config --cflags hiredis uuid 2>/dev/null)"
 # a default for), for the analyzers.
 cflags=(-std=c11 -D_GNU_SOURCE -pthread -Isrc "${pkg_cflags[@]}")
 shopt -s nullglob
-c_files=(src/*.c tests/unit.c fuzz/*.c)
+c_files=(src/*.c tests/unit.c tests/tools/*.c fuzz/*.c)
 shopt -u nullglob
 
 need() {
@@ -61,7 +61,7 @@ step_cc() {
 		}
 		CC=$cc CFLAGS='-O2 -g -Werror' tools/build-variant.sh "lint-$cc" \
 			>/dev/null || status=1
-		"$cc" "${cflags[@]}" -Wall -Wextra -Werror -fsyntax-only fuzz/*.c ||
+		"$cc" "${cflags[@]}" -Wall -Wextra -Werror -fsyntax-only fuzz/*.c tests/tools/*.c ||
 			status=1
 	done
 	return "$status"
