@@ -23,6 +23,7 @@ _helpers_load_lib() {
 	IFS=: read -r -a dirs <<<"${BATS_LIB_PATH:-}"
 	for dir in "${dirs[@]}" /usr/lib/bats /usr/local/lib/bats /usr/lib; do
 		if [[ -n $dir && -f $dir/$name/load.bash ]]; then
+			_HELPERS_LIB_DIR=$dir
 			_helpers_source_lib "$dir/$name" || load "$dir/$name/load"
 			return 0
 		fi
@@ -71,6 +72,19 @@ else
 	REPO_DIR=$(cd "$TESTS_DIR/.." && pwd)
 fi
 export TESTS_DIR
+
+# bats runs a trap before every command that records the stack, for the
+# line a failure is reported at: most of the suite's CPU time went to it.
+# The test files' own lines keep it (bats runs them from a copy in its
+# temporary directory); lines in these helpers and in bats-assert and
+# bats-support skip the recording, so a failure in them is reported at
+# the test's line that called them.
+if declare -F bats_add_debug_exclude_path >/dev/null; then
+	bats_add_debug_exclude_path "$TESTS_DIR"
+	[[ $BATS_TEST_DIRNAME == "$TESTS_DIR" ]] ||
+		bats_add_debug_exclude_path "$BATS_TEST_DIRNAME"
+	bats_add_debug_exclude_path "$_HELPERS_LIB_DIR"
+fi
 
 # Time multiplier for slow wrappers (valgrind): every timeout goes through
 # scale_ms / the helpers below.
