@@ -314,10 +314,14 @@ faketime_lib() {
 	done
 }
 
-# limited TAG OTHER N: as reader, a --fair --limit 2 waiter.
+# limited TAG OTHER N: as reader, a --fair --limit 2 waiter, whose
+# command waits for its partner's to start.  That partner is granted
+# after the test's next release, on a quorum, which took more than 10 s
+# once on a machine loaded to 8 (a CPU hog beside eight files): it gets
+# 30.
 limited() {
 	bg_start "$1" "$RL" "${SRV[@]}" --fair --limit 2 -w 60s job sh -c \
-		'. "$2/lib/await.sh"; : >"$3/$1.in"; await_file "$3/$4.in" 10 &&
+		'. "$2/lib/await.sh"; : >"$3/$1.in"; await_file "$3/$4.in" 30 &&
 		echo "$1" >>"$5"' sh "$1" "$TESTS_DIR" "$BATS_TEST_TMPDIR" "$2" "$ORDER"
 	wait_until -t 10 queued_is job "$3"
 }
