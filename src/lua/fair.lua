@@ -20,7 +20,7 @@
 -- op 'w' (wait): prune lapsed members, enter the queue (or renew the
 --   lease), and return {go, pos, arrival}: go 1 when the member may
 --   take NAME (the head, or a shared member with no exclusive one and
---   fewer than limit ahead of it; or an inherited token holds NAME:
+--   fewer than the free places ahead of it; or an inherited token holds NAME:
 --   pos 0 then), pos its place from 1.
 -- op 'l' (leave): leave the queue (granted, or given up); returns 1.
 -- op 'v' (view): prune, then {count, now, member, arrival, meta, ...}
@@ -35,11 +35,21 @@
 local q, ls, mt = queue, lease, qmeta
 local me, lim = member, tonumber(limit) or 0
 local now, t = server_ms()
+-- How many members may go at once: with --limit, as many as there are
+-- free places (the holders whose lease has not ended take the others),
+-- so that a later member never takes the place the head is about to
+-- take; at most 100.
+local function free()
+  if lim == 0 then return 100 end
+  local n = lim - redis.call('ZCOUNT', holders, '(' .. now, '+inf')
+  if n > 100 then n = 100 end
+  return n
+end
 -- The members that may go: the head if exclusive, else the shared ones
--- before the first exclusive one, at most limit (and 100) of them.
+-- before the first exclusive one, as many as free() (the head always).
 local function front()
-  local cap = 100
-  if lim > 0 and lim < cap then cap = lim end
+  local cap = free()
+  if cap < 1 then cap = 1 end
   local r, go = redis.call('ZRANGE', q, 0, cap - 1), {}
   for i = 1, #r do
     if string.byte(r[i]) == 120 then
@@ -111,7 +121,7 @@ local rank = redis.call('ZRANK', q, me)
 local go = 0
 if rank == 0 then
   go = 1
-elseif string.byte(me) ~= 120 and (lim == 0 or rank < lim) then
+elseif string.byte(me) ~= 120 and rank < free() then
   go = 1
   for _, m in ipairs(redis.call('ZRANGE', q, 0, rank - 1)) do
     if string.byte(m) == 120 then
