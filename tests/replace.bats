@@ -56,8 +56,13 @@ blocked() { (($(rcli CLIENT LIST | grep -c 'cmd=blpop') >= $1)); }
 		bg_wait h 10
 		assert_equal "$BG_STATUS" 143
 		assert_equal "$(cut -d' ' -f1 "$d/order" | tr '\n' ' ')" "x w "
+		# The oracle (flock -n, exit 99) is what proves no overlap: x
+		# exited 0.  The stamps add that x started after the old tree
+		# was gone, give or take the watcher's own wake-up: it stamps
+		# when it is scheduled after the release, which on a loaded
+		# machine came 1 ms after x's first stamp once.  20 ms of room.
 		took=$(($(head -n 1 "$d/order" | cut -d' ' -f2) - $(freed_ms h)))
-		((took >= 0)) || fail "the replacement started $((-took)) ms before the old tree was gone"
+		((took >= -20)) || fail "the replacement started $((-took)) ms before the old tree was gone"
 		all+=("$took")
 		assert_regex "$(bg_err x)" "asked 1 holder of lock 'job' to stop"
 	done
