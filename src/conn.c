@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -262,33 +263,6 @@ conn_preamble(struct conn *c)
 }
 
 /*
- * The IPv4 address in *a that s spells as four decimal numbers of 0 to
- * 255 without leading zeros ("127.0.0.1"), or -1 for anything else,
- * which getaddrinfo() is left to read (inet_aton()'s other forms, such
- * as "127.1" or the octal "0177.0.0.1", IPv6, host names).
- */
-static int
-conn_dotted_quad(const char *s, struct in_addr *a)
-{
-	unsigned char b[4];
-
-	for (int i = 0; i < 4; i++) {
-		const char *d = s;
-		unsigned v = 0;
-
-		while (*s >= '0' && *s <= '9' && s - d < 3)
-			v = v * 10 + (unsigned)(*s++ - '0');
-		if (s == d || v > 255 || (*d == '0' && s - d > 1) ||
-		    *s != (i < 3 ? '.' : '\0'))
-			return -1;
-		b[i] = (unsigned char)v;
-		s += i < 3;
-	}
-	memcpy(&a->s_addr, b, sizeof(b));
-	return 0;
-}
-
-/*
  * What redisConnectNonBlock(host, port) does for a dotted-quad host,
  * without getaddrinfo(): whose resolver code is the largest part of
  * libc that a plain run maps for nothing (the Makefile says why pages
@@ -305,7 +279,11 @@ conn_tcp_numeric(const char *host, int port)
 	redisContext *ctx;
 	int fd, on = 1;
 
-	if (port < 0 || port > 65535 || conn_dotted_quad(host, &sa.sin_addr) < 0)
+	/* inet_pton() takes the dotted quad only ("127.0.0.1", no leading
+	 * zeros); inet_aton()'s other forms ("127.1", octal), IPv6 and names
+	 * are getaddrinfo()'s, as before. */
+	if (port < 0 || port > 65535 ||
+	    inet_pton(AF_INET, host, &sa.sin_addr) != 1)
 		return NULL;
 	sa.sin_port = htons((uint16_t)port);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
