@@ -245,6 +245,16 @@ guard_read(struct guard_state *g)
 	return 0;
 }
 
+/* The ms left before g's lease must be enforced (kill margin ms before
+ * its end), or INT64_MAX when there is no lease to enforce. */
+static int64_t
+guard_lease_left(const struct guard_state *g, int64_t now)
+{
+	if (g->end == GUARD_NO_LEASE || g->end == GUARD_SUSPENDED)
+		return INT64_MAX;
+	return g->end - g->margin - now;
+}
+
 /* The guard with a process of its own: enforce g until the stand-down,
  * then exit; kill the command's tree when the lease ends or redlock is
  * gone. */
@@ -267,9 +277,10 @@ guard_main(struct guard_state *g)
 				g->end = GUARD_NO_LEASE;
 			} else
 				left = GUARD_WAKE_POLL_MS;
-		} else if (g->end != GUARD_NO_LEASE &&
-		    (left = g->end - g->margin - clock_ms()) <= 0)
+		} else if ((left = guard_lease_left(g, clock_ms())) <= 0)
 			break;
+		else if (left == INT64_MAX)
+			left = -1;
 		if (poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left) <= 0)
 			continue;
 		if ((r = guard_read(g)) > 0)
@@ -337,9 +348,9 @@ guard_shared(void *arg)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (;;) {
 		int64_t now = clock_ms(), left = until - now;
+		int64_t lease = guard_lease_left(g, now);
 
-		if (g->end != GUARD_NO_LEASE && g->end != GUARD_SUSPENDED &&
-		    g->end - g->margin - now <= 0)
+		if (lease <= 0)
 			break;
 		if (!stuck && (left <= 0 || g->end == GUARD_SUSPENDED)) {
 			guard_exec(g);
@@ -347,9 +358,8 @@ guard_shared(void *arg)
 		}
 		if (stuck || left > 60000)
 			left = 60000;
-		if (g->end != GUARD_NO_LEASE && g->end != GUARD_SUSPENDED &&
-		    g->end - g->margin - now < left)
-			left = g->end - g->margin - now;
+		if (lease < left)
+			left = lease;
 		if (poll(&p, 1, (int)left) <= 0)
 			continue;
 		if ((r = guard_read(g)) > 0)
