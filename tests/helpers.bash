@@ -455,6 +455,8 @@ _kill_bg_jobs() {
 # Linux's range of ephemeral ports (32768 and up), so that it is never
 # the local port of one of the connections the tests make; a refused
 # connection says nobody listens (one subshell, not a Python start-up).
+# The claim comes first, so that the probe never connects to a server of
+# this run: tests count the connections their servers received.
 FREE_PORT_MIN=20000
 FREE_PORT_MAX=32767
 free_port() {
@@ -462,11 +464,11 @@ free_port() {
 	mkdir -p "$dir"
 	for ((i = 0; i < 50; i++)); do
 		port=$((FREE_PORT_MIN + (RANDOM * 32768 + RANDOM) % (FREE_PORT_MAX - FREE_PORT_MIN + 1)))
+		mkdir "$dir/$port" 2>/dev/null || continue
+		# Someone else's: the claim stays, so no file probes it again.
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-		mkdir "$dir/$port" 2>/dev/null && {
-			echo "$port"
-			return 0
-		}
+		echo "$port"
+		return 0
 	done
 	echo "free_port: no port after $i tries" >&2
 	return 1
