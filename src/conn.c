@@ -365,6 +365,29 @@ conn_open(struct conn *c, char *why, size_t whylen)
 	return pre;
 }
 
+/*
+ * Open c's connection ahead of its first request and send what it says
+ * first (conn_preamble()), so that the server accepts the connection
+ * while redlock sets the lock up: a new connection's first reply waits
+ * for the server to accept it, and that wait is then off the lock's
+ * path.  Plain TCP and unix sockets only; TLS and Sentinel connect when
+ * their first request does.  Best effort: on a failure c is closed, and
+ * that request connects again and reports the failure in its own words.
+ */
+void
+conn_start(struct conn *c)
+{
+	char why[256];
+	int pre;
+
+	if (c->ctx != NULL || c->url->tls || c->url->kind == URL_SENTINEL ||
+	    (pre = conn_open(c, why, sizeof(why))) < 0)
+		return;
+	c->early = 1 + pre;
+	if (conn_send(c, why, sizeof(why)) < 0)
+		conn_close(c);
+}
+
 /* How long a silent second connection must stay open for a server that
  * closed our first one to be taken for a TLS port: a TLS server waits
  * for the client's hello (Redis: tls-timeout, seconds), while a proxy

@@ -64,6 +64,9 @@ struct conn {
 	char *out;		/* commands formatted but not yet written */
 	size_t outpos, outlen, outcap;
 	int discard;		/* replies still due to requests we gave up on */
+	int early;		/* opened ahead of its first request
+				 * (conn_start()): 1 + the preamble's
+				 * replies due, until that request */
 	int ahead;		/* replies due to commands queued ahead of the
 				 * next request (conn_queue_ahead()) */
 	redisReply *ahead_reply;	/* the last of them: conn_take_ahead() */
@@ -96,6 +99,7 @@ void conn_reseat(struct conn *c, const struct url *u, const char *password);
  * returns -1 with the reason in why and its kind in c->fail. */
 int conn_tls_likely(const struct conn *c);
 int conn_open(struct conn *c, char *err, size_t errlen);
+void conn_start(struct conn *c);
 int conn_queue(struct conn *c, int argc, const char **argv,
     const size_t *len);
 int conn_send(struct conn *c, char *why, size_t whylen);

@@ -221,6 +221,12 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 			return;
 		}
 		s->auth = c->password != NULL && s->skip > 0;
+	} else if (c->early > 0) {
+		/* Opened ahead (conn_start()): as fresh as above. */
+		s->fresh = 1;
+		s->skip = c->early - 1;
+		s->auth = c->password != NULL && s->skip > 0;
+		c->early = 0;
 	}
 	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {
 		slot_fail(c, r, s, CONN_FAIL_OTHER, "out of memory");
@@ -297,6 +303,34 @@ conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 	return conn_exec_until(c, r, n, deadline, intr_fd, NULL);
 }
 
+/* What conn_exec_meanwhile() asked for, until it is done. */
+static conn_meanwhile_fn *meanwhile_fn;
+static void *meanwhile_arg;
+
+/*
+ * Have fn(arg) called once, by the next conn_exec() that sends a
+ * request, right after sending it: work that the caller would do after
+ * the reply anyway is then done while the server answers (run.c starts
+ * the guard during the first attempt).  fn NULL forgets it.
+ */
+void
+conn_exec_meanwhile(conn_meanwhile_fn *fn, void *arg)
+{
+	meanwhile_fn = fn;
+	meanwhile_arg = arg;
+}
+
+/* Call what conn_exec_meanwhile() asked for, once. */
+static void
+meanwhile(void)
+{
+	conn_meanwhile_fn *fn = meanwhile_fn;
+
+	meanwhile_fn = NULL;
+	if (fn != NULL)
+		fn(meanwhile_arg);
+}
+
 /*
  * Fill pfd with what the busy slots wait for, and intr_fd last; idx
  * maps entries to slots (-1: intr_fd).  Returns the count; *now is set
@@ -343,8 +377,15 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 
 	for (int i = 0; i < n; i++) {
 		slot_start(&c[i], &r[i], &s[i]);
+		/* A plain connection writes at once: a first poll() would
+		 * only say that it can (or, still connecting, that it
+		 * cannot yet: then the write waits for it). */
+		if (s[i].busy && c[i].tls == NULL)
+			slot_ready(&c[i], &r[i], &s[i], POLLOUT);
 		busy += s[i].busy;
 	}
+	if (busy > 0)
+		meanwhile();
 	while (busy > 0) {
 		int64_t left = deadline - clock_ms();
 		int k, rc, now;

@@ -176,6 +176,10 @@ dispatch(const struct config *cfg, int *die_by)
 		if (cfg->urls[i].kind == URL_TCP)
 			cluster_watch(&conns[i]);
 	}
+	/* The forms that take the lock ask one server first of all: its
+	 * connection opens now, to be accepted while the lock is set up. */
+	if (n == 1 && (cfg->verb == VERB_RUN || cfg->verb == VERB_ACQUIRE))
+		conn_start(&conns[0]);
 	if (n > 1 && (n = quorum_distinct(conns, n, err, sizeof(err))) < 0) {
 		/* A usage error, but one that --help cannot explain. */
 		log_error("%s", err);

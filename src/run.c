@@ -16,6 +16,7 @@
 
 #include "child.h"
 #include "clock.h"
+#include "exec.h"
 #include "exit.h"
 #include "guard.h"
 #include "hold.h"
@@ -140,6 +141,15 @@ run_waiting(void *ctx, enum lock_result res, const struct lock_outcome *o)
 	monitor_waiting(w->mon, res, o);
 }
 
+/* Start the guard while the first attempt is on its way to the server
+ * (conn_exec_meanwhile()): the command it will watch follows the
+ * reply, and the guard's start is then off the lock's path. */
+static void
+run_guard_meanwhile(void *r)
+{
+	supervise_guard_early(r);
+}
+
 /* Acquire: wait for the lock as -w allows (wait.c), claiming NAME when
  * claim is set (--replace), into r's grant, each round told to
  * run_waiting().  Returns the wait's result, *o what its last attempt
@@ -153,8 +163,10 @@ phase_acquire(const struct config *c, const struct lock *l, int claim,
 	struct grant *g = r->grant;
 	enum lock_result res;
 
+	conn_exec_meanwhile(run_guard_meanwhile, r);
 	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
 	    .claim = claim, .intr_fd = sig_fd(), .report = &report }, g, o);
+	conn_exec_meanwhile(NULL, NULL);
 	if (res == LOCK_HELD || res == LOCK_REENTRANT)
 		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
 		    l->policy.shared ? " shared" : "", g->fence,
