@@ -1,9 +1,12 @@
 #!/bin/bash
-# bench/run.sh - `make bench`: redlock against flock(1), and against
-# `etcdctl lock`, a redis-cli shell loop and redis-py's Lock where those
-# are installed (bench/setup.sh installs them from Debian's packages),
-# all in one run on this machine.  Run from anywhere; it measures the
-# ./redlock of the repository it lives in.
+# bench/run.sh - `make bench`: redlock against flock(1), against the
+# least a Redis lock can do (bench/tools/lockfloor.c's queue: a script
+# that sets the key or joins the waiters, a wake-up list, a
+# check-and-delete that pushes one wake-up; no fence, record or guard),
+# and against `etcdctl lock`, a redis-cli shell loop and redis-py's Lock
+# where those are installed (bench/setup.sh installs them from Debian's
+# packages), all in one run on this machine.  Run from anywhere; it
+# measures the ./redlock of the repository it lives in.
 #
 #   A  uncontended `TOOL NAME true`: median and spread (hyperfine -N)
 #   B  8 workers x 100 read-increment-write of a counter file under the
@@ -42,8 +45,9 @@
 # Environment:
 #   BENCH_ONLY=ACF       run only these benchmarks (default ABCDEFGHIJST)
 #   BENCH_TOOLS="redlock flock"   only these columns (default: all found;
-#                        names: redlock fair flock etcd rcli py; fair is
-#                        redlock --fair, whose queue B and C exercise)
+#                        names: redlock fair floor flock etcd rcli py;
+#                        fair is redlock --fair, whose queue B and C
+#                        exercise; floor is the minimal Redis lock)
 #   BENCH_WAITERS=1000   waiters queued in E
 #   BENCH_QUICK=1        fewer runs everywhere (a smoke test, noisy)
 #   BENCH_KEEP=1         keep the temporary directory (raw samples)
@@ -248,7 +252,7 @@ start_etcd() {
 # The tools: CMD=(the words that run a command under lock NAME)
 
 declare -A LABEL=([redlock]=redlock [fair]="redlock --fair"
-	[base]="redlock (baseline)"
+	[base]="redlock (baseline)" [floor]="minimal Redis lock"
 	[flock]="flock(1)" [etcd]="etcdctl lock"
 	[rcli]="redis-cli loop" [py]="redis-py Lock")
 
@@ -257,6 +261,7 @@ tool_cmd() {
 	redlock | redlock1) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" "$2") ;;
 	redlock5) CMD=("$REDLOCK" "${QUORUM_URLS[@]}" "$2") ;;
 	fair) CMD=("$REDLOCK" -u "redis://127.0.0.1:$RPORT" --fair "$2") ;;
+	floor) CMD=("$FLOOR" queue "$RPORT" "$2") ;;
 	base) CMD=("$BASELINE" -u "redis://127.0.0.1:$RPORT" "$2") ;;
 	redlock-tls) CMD=("$REDLOCK" -u "rediss://localhost:$TPORT" --cacert "$TMP/tls/ca.crt" "$2") ;;
 	rcli-tls) CMD=("$BENCH/tools/rcli-lock" --tls "$TMP/tls/ca.crt" "$TPORT" "$2") ;;
@@ -854,6 +859,16 @@ notes() {
 	echo "Each cell: the tool's figure and, in brackets, its ratio to flock(1)'s"
 	echo "from the same run; the redlock column is the ratio the target applies"
 	echo "to (E: redlock's E over its own C; F: 5 servers over 1)."
+	if [[ " ${TOOLS[*]} " == *" floor "* ]]; then
+		echo
+		echo "The minimal Redis lock (bench/tools/lockfloor.c, queue) is what any"
+		echo "lock kept in this Redis server, one process a run, costs here: one"
+		echo "script that sets the key or joins the waiters, a wake-up list that"
+		echo "a waiter blocks on with its next attempt queued behind, one"
+		echo "check-and-delete that wakes one waiter.  No fencing token, holder"
+		echo "record, guard or supervision; where it misses a target, so would"
+		echo "any lock of this design on this machine."
+	fi
 	echo
 	[[ $ONLY == *A* ]] && for t in "${TOOLS[@]}"; do
 		[ -n "${NOTE[A,$t]:-}" ] && printf -- '- A %s: %s runs over %s rounds\n' "${LABEL[$t]}" "${NOTE[A,$t]}" "$A_ROUNDS"
@@ -956,12 +971,31 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX") || die "mktemp failed"
 # 1,000 waiters and their server connections.
 ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
+# The minimal Redis lock, built as server-cpu.sh builds it (hiredis
+# linked as redlock links it where the static library is there).
+FLOOR=$TMP/lockfloor
+build_floor() {
+	local cflags
+	cflags=$(pkg-config --cflags hiredis 2>/dev/null)
+	# shellcheck disable=SC2086,SC2046 # pkg-config's words
+	cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
+	    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
+	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
+	    $(pkg-config --libs hiredis 2>/dev/null)
+}
+
 declare -A MISSING
-read -ra want <<<"${BENCH_TOOLS:-redlock fair flock etcd rcli py}"
+read -ra want <<<"${BENCH_TOOLS:-redlock fair floor flock etcd rcli py}"
 TOOLS=()
 for t in "${want[@]}"; do
 	case $t in
 	redlock | fair | flock | rcli) TOOLS+=("$t") ;;
+	floor)
+		if build_floor; then
+			TOOLS+=(floor)
+		else
+			MISSING[floor]="bench/tools/lockfloor.c did not build; column skipped"
+		fi ;;
 	etcd)
 		if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
 			TOOLS+=(etcd)
