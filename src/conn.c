@@ -366,13 +366,15 @@ conn_open(struct conn *c, char *why, size_t whylen)
 }
 
 /*
- * Open c's connection ahead of its first request and send what it says
- * first (conn_preamble()), so that the server accepts the connection
- * while redlock sets the lock up: a new connection's first reply waits
- * for the server to accept it, and that wait is then off the lock's
- * path.  Plain TCP and unix sockets only; TLS and Sentinel connect when
- * their first request does.  Best effort: on a failure c is closed, and
- * that request connects again and reports the failure in its own words.
+ * Open c's connection ahead of its first request, so that the server
+ * accepts it while redlock sets the lock up: a new connection's first
+ * reply waits for the server to accept it, and that wait is then off
+ * the lock's path.  What the connection says first (conn_preamble())
+ * stays queued, to go out with that request in one write, which the
+ * server reads at once.  Plain TCP and unix sockets only; TLS and
+ * Sentinel connect when their first request does.  Best effort: on a
+ * failure c is closed, and that request connects again and reports the
+ * failure in its own words.
  */
 void
 conn_start(struct conn *c)
@@ -384,8 +386,6 @@ conn_start(struct conn *c)
 	    (pre = conn_open(c, why, sizeof(why))) < 0)
 		return;
 	c->early = 1 + pre;
-	if (conn_send(c, why, sizeof(why)) < 0)
-		conn_close(c);
 }
 
 /* How long a silent second connection must stay open for a server that
