@@ -419,3 +419,28 @@ rpush_calls() {
 	run -0 redlock_keys
 	refute_output --partial 'busy}\x00waiting'
 }
+
+# reads_of CMD...: how many reads of its clients' sockets the server
+# made for CMD (INFO stats, total_reads_processed, which counts a
+# close too).  Two INFO queries around CMD cost two of their own: the
+# close of the first and the query of the second.
+reads_of() {
+	local a b
+	a=$(redis_info_field stats total_reads_processed)
+	"$@"
+	b=$(redis_info_field stats total_reads_processed)
+	echo "$((b - a - 2))"
+}
+
+@test "a plain run is one connection, whose cluster probe and first attempt the server reads at once: three reads (attempt, release, close)" {
+	local conns0 conns1 reads
+	# A first run loads the scripts (NOSCRIPT, then the body: a round
+	# trip more each); the run measured has them.
+	"$RL" oneread true
+	conns0=$(redis_info_field stats total_connections_received)
+	reads=$(reads_of "$RL" oneread true)
+	conns1=$(redis_info_field stats total_connections_received)
+	assert_equal "$reads" 3
+	# The run, and the three INFO queries of reads_of and this test.
+	assert_equal "$((conns1 - conns0))" 4
+}

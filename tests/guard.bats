@@ -149,6 +149,25 @@ children_of() {
 	assert_equal "$BG_STATUS" 0
 }
 
+# Is no process left whose arguments end in "-n refused true"?  A
+# guard that shares redlock's memory shows redlock's arguments.
+no_refused_run() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		[[ $(tr '\0' ' ' <"$f" 2>/dev/null) != *" -n refused true " ]] ||
+			return 1
+	done
+	return 0
+}
+
+@test "a run refused at once (-n) leaves no guard behind: the one it started while its attempt was on its way stands down" {
+	hold_lock h refused
+	run -1 "$RL" -n refused true
+	assert wait_until -t 2 no_refused_run
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+}
+
 # Is process $1's parent $2?
 parent_is() {
 	local stat rest
