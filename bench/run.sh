@@ -8,7 +8,10 @@
 # packages), all in one run on this machine.  Run from anywhere; it
 # measures the ./redlock of the repository it lives in.
 #
-#   A  uncontended `TOOL NAME true`: median and spread (hyperfine -N)
+#   A  uncontended `TOOL NAME true`: median and spread; the ratio to
+#      flock is the median of the ratios round by round (each tool once
+#      a round, bench/tools/pairtime.c), the slow comparators by
+#      hyperfine -N
 #   B  8 workers x 100 read-increment-write of a counter file under the
 #      lock: handoffs/s, and the final count must be exact
 #   C  hand-over latency: from just before a holder's command exits to
@@ -73,9 +76,9 @@ WAITERS=${BENCH_WAITERS:-1000}
 QUICK=${BENCH_QUICK:-0}
 
 if [ "$QUICK" = 1 ]; then
-	A_ROUNDS=1 A_MAX=60 A_WARM=3 B_ROUNDS=1 B_ITERS=20 B_ITERS_SLOW=5 C_N=6 D_N=3 E_K=10
+	A_PAIRS=60 A_LIMIT=30 A_ROUNDS=1 A_MAX=60 A_WARM=3 B_ROUNDS=1 B_ITERS=20 B_ITERS_SLOW=5 C_N=6 D_N=3 E_K=10
 else
-	A_ROUNDS=3 A_MAX=200 A_WARM=5 B_ROUNDS=3 B_ITERS=100 B_ITERS_SLOW=20 C_N=20 D_N=5 E_K=40
+	A_PAIRS=600 A_LIMIT=180 A_ROUNDS=3 A_MAX=200 A_WARM=5 B_ROUNDS=3 B_ITERS=100 B_ITERS_SLOW=20 C_N=20 D_N=5 E_K=40
 fi
 B_WORKERS=8
 B_LIMIT=60	# seconds one tool may take in B before it is stopped
@@ -327,7 +330,7 @@ hf_times() {
 	     f { gsub(/[ ,]/, ""); printf "%.6f\n", $1 * 1000 }' "$1"
 }
 
-declare -A VAL SPREAD NOTE BAD
+declare -A VAL SPREAD NOTE BAD PRATIO
 
 # ---------------------------------------------------------------------------
 # A: uncontended `TOOL NAME true`, rounds interleaved so that a noisy
@@ -362,17 +365,60 @@ hf_rounds() {	# key... (keys name tools for tool_line, with a lock name)
 	done
 }
 
+# A's fast tools (all but the slow comparators) in rounds of one run
+# each, the order turning (bench/tools/pairtime.c), so that the machine's
+# drift slows a round's runs alike: their ratio to flock is taken round
+# by round (PRATIO), where blocks of one tool's runs drift apart.
+pair_rounds() {	# tool...
+	local t i=0 dir=$TMP/pairs
+	local -a args=()
+	mkdir -p "$dir"
+	for t in "$@"; do
+		tool_cmd "$t" "bench-$t-a"
+		args+=(-- "${CMD[@]}" true)
+	done
+	"$PAIRTIME" "$A_PAIRS" "$A_WARM" "$A_LIMIT" "$dir" "${args[@]}" ||
+		log "A: a run failed; its rounds are left out"
+	for t in "$@"; do
+		cp "$dir/$i.ms" "$TMP/a-$t.ms"
+		i=$((i + 1))
+	done
+	[[ " $* " == *" flock "* ]] || return 0
+	for t in "$@"; do
+		PRATIO[A,$t]=$(paste "$TMP/a-$t.ms" "$TMP/a-flock.ms" |
+		    awk '$2 > 0 { print $1 / $2 }' | stats /dev/stdin |
+		    awk '{ printf "%.4f", $1 }')
+	done
+}
+
 bench_a() {
 	local t s
-	log "A: uncontended '$(printf '%s ' "${TOOLS[@]}")' x $A_ROUNDS rounds"
-	hf_rounds "${TOOLS[@]}"
+	local -a fast=() slow=()
+	for t in "${TOOLS[@]}"; do
+		case $t in
+		etcd | rcli | py) slow+=("$t") ;;
+		*) fast+=("$t") ;;
+		esac
+	done
+	if [ -n "$PAIRTIME" ]; then
+		log "A: uncontended '${fast[*]}', $A_PAIRS rounds of one run each"
+		pair_rounds "${fast[@]}"
+	else
+		slow=("${TOOLS[@]}")
+	fi
+	if [ "${#slow[@]}" -gt 0 ]; then
+		log "A: uncontended '${slow[*]}' x $A_ROUNDS rounds (hyperfine)"
+		hf_rounds "${slow[@]}"
+	fi
 	for t in "${TOOLS[@]}"; do
 		[ -s "$TMP/a-$t.ms" ] || continue
 		read -r med p25 p75 n < <(stats "$TMP/a-$t.ms")
 		VAL[A,$t]=$med
 		s=$(awk -v a="$p25" -v b="$p75" 'BEGIN { printf "%.6f", (b - a) / 2 }')
 		SPREAD[A,$t]="$(ms "$med") ±$(ms "$s") ms"
-		NOTE[A,$t]=$n
+		NOTE[A,$t]="$n runs"
+		[ -n "${PRATIO[A,$t]:-}" ] && NOTE[A,$t]+=" in rounds of one run of each tool"
+		[ -z "${PRATIO[A,$t]:-}" ] && NOTE[A,$t]+=" over $A_ROUNDS rounds"
 	done
 }
 
@@ -778,6 +824,7 @@ cell() {	# bench tool -> "value (ratio×)" as text
 		return
 	fi
 	r=$(ratio "$v" "$f")
+	[ "$b" = A ] && [ -n "${PRATIO[A,$t]:-}" ] && r=${PRATIO[A,$t]}
 	case $b in
 	A | T) printf '%s' "${SPREAD[$b,$t]}" ;;
 	B) printf '%s/s' "$(awk -v v="$v" 'BEGIN { printf "%.0f", v }')" ;;
@@ -808,8 +855,8 @@ table() {
 	for b in A B C D E; do
 		[[ $ONLY == *$b* ]] || continue
 		case $b in
-		A) what="uncontended \`TOOL NAME true\`, median ±semi-IQR"
-		   r=$(ratio "${VAL[A,redlock]:-}" "${VAL[A,flock]:-}")
+		A) what="uncontended \`TOOL NAME true\`, median ±semi-IQR; ratio to flock: median over rounds of one run each"
+		   r=${PRATIO[A,redlock]:-$(ratio "${VAL[A,redlock]:-}" "${VAL[A,flock]:-}")}
 		   op=le lim=1.05 target="≤ 1.05× flock" ;;
 		B) what="$B_WORKERS workers, counter under the lock: handoffs/s, median of rounds"
 		   r=$(ratio "${VAL[B,redlock]:-}" "${VAL[B,flock]:-}")
@@ -871,7 +918,7 @@ notes() {
 	fi
 	echo
 	[[ $ONLY == *A* ]] && for t in "${TOOLS[@]}"; do
-		[ -n "${NOTE[A,$t]:-}" ] && printf -- '- A %s: %s runs over %s rounds\n' "${LABEL[$t]}" "${NOTE[A,$t]}" "$A_ROUNDS"
+		[ -n "${NOTE[A,$t]:-}" ] && printf -- '- A %s: %s\n' "${LABEL[$t]}" "${NOTE[A,$t]}"
 	done
 	[[ $ONLY == *B* ]] && for t in "${TOOLS[@]}"; do
 		[ -n "${NOTE[B,$t]:-}" ] && printf -- '- B %s: %s\n' "${LABEL[$t]}" "${NOTE[B,$t]}"
@@ -983,6 +1030,11 @@ build_floor() {
 	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
 	    $(pkg-config --libs hiredis 2>/dev/null)
 }
+
+# Row A's timer (bench/tools/pairtime.c); without it, A is hyperfine's.
+PAIRTIME=$TMP/pairtime
+cc -O2 -std=c11 -D_GNU_SOURCE -o "$PAIRTIME" "$BENCH/tools/pairtime.c" 2>/dev/null ||
+    PAIRTIME=
 
 declare -A MISSING
 read -ra want <<<"${BENCH_TOOLS:-redlock fair floor flock etcd rcli py}"
