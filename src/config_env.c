@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 #include <strings.h>
 #include <unistd.h>
 
@@ -67,17 +69,54 @@ env_bool(const char *v)
  * 0, no, false or off (any case).  Returns 0, or
  * the first error: apply()'s, or CONFIG_USAGE naming the variable.
  */
+/* Most environments set no REDLOCK_ variable: up to this many are
+ * looked through instead of the whole environment; with more, getenv(). */
+#define ENV_OURS_MAX 64
+
+/*
+ * The value of variable var, as getenv() finds it: the first of the
+ * environment's REDLOCK_ variables ours[0..n) that is var, or, when
+ * there were too many to list (n < 0), getenv()'s answer.
+ */
+static const char *
+env_of(const char *const *ours, int n, const char *var)
+{
+	size_t len = strlen(var);
+
+	if (n < 0)
+		return getenv(var);
+	for (int i = 0; i < n; i++)
+		if (strncmp(ours[i], var, len) == 0 && ours[i][len] == '=')
+			return ours[i] + len + 1;
+	return NULL;
+}
+
 int
 config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
     void *arg, char *err, size_t errlen)
 {
+	const char *ours[ENV_OURS_MAX];
+	int n = 0;
+
+	/* Every option's variable starts with REDLOCK_ (config_opts.c). */
+	for (char **e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "REDLOCK_", strlen("REDLOCK_")) != 0)
+			continue;
+		if (n == ENV_OURS_MAX) {
+			n = -1;		/* too many to list: getenv() */
+			break;
+		}
+		ours[n++] = *e;
+	}
+	if (n == 0)
+		return 0;
 	for (const struct config_opt *o = config_opts; o->code != 0; o++) {
 		char var[64];
 		const char *v;
 		int rc = 0, on;
 
 		if (seen[o->code] || !env_var(o, var, sizeof(var)) ||
-		    (v = getenv(var)) == NULL ||
+		    (v = env_of(ours, n, var)) == NULL ||
 		    (v[0] == '\0' && strcmp(var, "REDLOCK_PREFIX") != 0))
 			continue;
 		if (config_opt_has_value(o))

@@ -153,8 +153,9 @@ policy_of(const struct config *cfg)
 	};
 }
 
-/* Connect to the servers lazily (conn.c), set the lock up once and do
- * what was asked. */
+/* Connect to the servers lazily (conn.c; the one server of the forms
+ * that take the lock at once, conn_start()), take the signals, set the
+ * lock up once and do what was asked. */
 static int
 dispatch(const struct config *cfg, int *die_by)
 {
@@ -180,7 +181,11 @@ dispatch(const struct config *cfg, int *die_by)
 	 * connection opens now, to be accepted while the lock is set up. */
 	if (n == 1 && (cfg->verb == VERB_RUN || cfg->verb == VERB_ACQUIRE))
 		conn_start(&conns[0]);
-	if (n > 1 && (n = quorum_distinct(conns, n, err, sizeof(err))) < 0) {
+	/* Signals are ours from here on, before anything can be held. */
+	if (sig_init() < 0) {
+		log_error("cannot set up signals: %s", strerror(errno));
+		code = EXIT_INTERNAL;
+	} else if (n > 1 && (n = quorum_distinct(conns, n, err, sizeof(err))) < 0) {
 		/* A usage error, but one that --help cannot explain. */
 		log_error("%s", err);
 		code = EXIT_USAGE;
@@ -238,10 +243,7 @@ main(int argc, char **argv)
 		return no_run(rc, err);
 	}
 	log_set_level(cfg.verbosity);
-	if (sig_init() < 0) {
-		log_error("cannot set up signals: %s", strerror(errno));
-		code = EXIT_INTERNAL;
-	} else if (!tls_wanted(&cfg.tls_opts) ||
+	if (!tls_wanted(&cfg.tls_opts) ||
 	    (code = tls_init(&cfg.tls_opts)) == 0)
 		code = dispatch(&cfg, &die_by);
 	config_free(&cfg);
