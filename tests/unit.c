@@ -281,6 +281,30 @@ config_env_tests(void)
 	ok(rc == CONFIG_OK && c.ttl == 30000, "an empty variable is unset",
 	    "REDLOCK_TTL=");
 	config_free(&c);
+	/* Variables are looked for among the REDLOCK_ ones (config_env.c):
+	 * a longer name sharing the prefix is another variable, and with
+	 * more of them than are listed, getenv() finds the same. */
+	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_TTLX=1s",
+	    "REDLOCK_TTL=7s"), "n", "true", END);
+	ok(rc == CONFIG_OK && c.ttl == 7000, "REDLOCK_TTLX is not REDLOCK_TTL",
+	    "REDLOCK_TTL=7s");
+	config_free(&c);
+	{
+		const char *many[72];
+		char words[70][24];
+
+		for (int i = 0; i < 70; i++) {
+			snprintf(words[i], sizeof(words[i]), "REDLOCK_X%d=%d", i, i);
+			many[i] = words[i];
+		}
+		many[70] = "REDLOCK_TTL=9s";
+		many[71] = NULL;
+		rc = parse(&c, err, sizeof(err), many, "n", "true", END);
+		ok(rc == CONFIG_OK && c.ttl == 9000,
+		    "71 REDLOCK_ variables: REDLOCK_TTL still counts",
+		    "REDLOCK_TTL=9s");
+		config_free(&c);
+	}
 	rc = parse(&c, err, sizeof(err), ENV("REDLOCK_WAIT=5s"), "-n", "n",
 	    "true", END);
 	ok(rc == CONFIG_OK && c.wait == 0, "-n wins over REDLOCK_WAIT", "-n");
