@@ -311,7 +311,9 @@ static void *meanwhile_arg;
  * Have fn(arg) called once, by the next conn_exec() that sends a
  * request, right after sending it: work that the caller would do after
  * the reply anyway is then done while the server answers (run.c starts
- * the guard during the first attempt).  fn NULL forgets it.
+ * the guard during the first attempt).  fn NULL forgets it.  Not for
+ * threads: set and used only while the main thread is the only one
+ * (run.c's acquire phase, before the renewal thread exists).
  */
 void
 conn_exec_meanwhile(conn_meanwhile_fn *fn, void *arg)
