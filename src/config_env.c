@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern char **environ;
 #include <strings.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /*
  * The variable of row o of config_opts[] into var, or 0 if it has none:
@@ -60,15 +60,6 @@ env_bool(const char *v)
 	return -1;
 }
 
-/*
- * Apply the options of config_opts[] (config_opts.c) that are not
- * marked in seen[code] (given on the command line,
- * which wins) from their variables, through apply().  An empty variable
- * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
- * A variable of an option without a value says 1, yes, true or on, or
- * 0, no, false or off (any case).  Returns 0, or
- * the first error: apply()'s, or CONFIG_USAGE naming the variable.
- */
 /* Most environments set no REDLOCK_ variable: up to this many are
  * looked through instead of the whole environment; with more, getenv(). */
 #define ENV_OURS_MAX 64
@@ -91,6 +82,15 @@ env_of(const char *const *ours, int n, const char *var)
 	return NULL;
 }
 
+/*
+ * Apply the options of config_opts[] (config_opts.c) that are not
+ * marked in seen[code] (given on the command line,
+ * which wins) from their variables, through apply().  An empty variable
+ * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
+ * A variable of an option without a value says 1, yes, true or on, or
+ * 0, no, false or off (any case).  Returns 0, or
+ * the first error: apply()'s, or CONFIG_USAGE naming the variable.
+ */
 int
 config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
     void *arg, char *err, size_t errlen)
