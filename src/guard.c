@@ -48,6 +48,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fmt.h"
@@ -535,4 +537,32 @@ guard_stop(int *fd)
 	guard_lease(*fd, 0);
 	close(*fd);
 	*fd = -1;
+}
+
+/* How long guard_reap() waits: the guard's last rounds of killing the
+ * command's tree, on a loaded machine, with time to spare. */
+#define GUARD_REAP_MS 2000
+
+/*
+ * In a sanitizer build, wait until the guard (pid guard, stood down)
+ * has exited, at most GUARD_REAP_MS.  LeakSanitizer's check at
+ * redlock's exit runs in a child of redlock, which a guard still
+ * killing the command's tree (a lease that ran out) takes for one of
+ * the tree's processes and kills; the check then waits for that child
+ * forever.  Other builds have no such child: they return at once, and
+ * the guard exits by itself.
+ */
+void
+guard_reap(pid_t guard)
+{
+#if !GUARD_CAN_SHARE
+	struct timespec ms = { 0, 1000000 };
+	int64_t end = clock_ms() + GUARD_REAP_MS;
+
+	while (guard > 0 && waitpid(guard, NULL, WNOHANG) == 0 &&
+	    clock_ms() < end)
+		nanosleep(&ms, NULL);
+#else
+	(void)guard;
+#endif
 }

@@ -28,5 +28,6 @@ void guard_command(int fd, pid_t command);
 void guard_mark(int fd, const char *token, int64_t end);
 void guard_lease(int fd, int64_t end);
 void guard_stop(int *fd);
+void guard_reap(pid_t guard);
 
 #endif

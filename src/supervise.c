@@ -414,4 +414,5 @@ void
 supervise_stand_down(struct run *r)
 {
 	guard_stop(&r->guard_fd);
+	guard_reap(r->child.guard);	/* sanitizer builds only: guard.c */
 }
