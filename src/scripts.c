@@ -349,14 +349,13 @@ const char lua_fair[] =
     "local q, ls, mt = queue, lease, qmeta\n"
     "local me, lim = member, tonumber(limit) or 0\n"
     "local now, t = server_ms()\n"
-    "local function free()\n"
-    "  if lim == 0 then return 100 end\n"
-    "  local n = lim - redis.call('ZCOUNT', holders, '(' .. now, '+inf')\n"
-    "  if n > 100 then n = 100 end\n"
-    "  return n\n"
+    "local room = 100\n"
+    "if lim > 0 then\n"
+    "  room = math.min(lim - redis.call('ZCOUNT', holders, '(' .. now, '+inf'),\n"
+    "    100)\n"
     "end\n"
     "local function front()\n"
-    "  local cap = free()\n"
+    "  local cap = room\n"
     "  if cap < 1 then cap = 1 end\n"
     "  local r, go = redis.call('ZRANGE', q, 0, cap - 1), {}\n"
     "  for i = 1, #r do\n"
@@ -429,7 +428,7 @@ const char lua_fair[] =
     "local go = 0\n"
     "if rank == 0 then\n"
     "  go = 1\n"
-    "elseif string.byte(me) ~= 120 and rank < free() then\n"
+    "elseif string.byte(me) ~= 120 and rank < room then\n"
     "  go = 1\n"
     "  for _, m in ipairs(redis.call('ZRANGE', q, 0, rank - 1)) do\n"
     "    if string.byte(m) == 120 then\n"
@@ -1562,7 +1561,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ACQUIRE] = { lua_acquire, "5c48ff9d0c78e0a1f1417a6e6eea9607993fafac", "kfmaq" },
 	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "887bc149c7dee6eaa50091b45abcea832bfa5eff", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
-	[SCRIPT_FAIR] = { lua_fair, "f963807cd5970198189c6eef8e0eb0fce784440e", "" },
+	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
 	[SCRIPT_INSPECT] = { lua_inspect, "f2575915b08e0a3d038529adbc833317f63d41cd", "kmwhHa" },
 	[SCRIPT_INSPECT_HOLDERS] = { lua_inspect_holders, "f7bf134ad4cd9e390b07b9c1dd9468be49854d53", "h" },
 	[SCRIPT_INSPECT_KEY] = { lua_inspect_key, "39ca5a995f7f3cb9251d1b6602d63f69e9beed1a", "k" },

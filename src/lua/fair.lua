@@ -38,17 +38,16 @@ local now, t = server_ms()
 -- How many members may go at once: with --limit, as many as there are
 -- free places (the holders whose lease has not ended take the others),
 -- so that a later member never takes the place the head is about to
--- take; at most 100.
-local function free()
-  if lim == 0 then return 100 end
-  local n = lim - redis.call('ZCOUNT', holders, '(' .. now, '+inf')
-  if n > 100 then n = 100 end
-  return n
+-- take; at most 100.  This script changes no holder: counted once.
+local room = 100
+if lim > 0 then
+  room = math.min(lim - redis.call('ZCOUNT', holders, '(' .. now, '+inf'),
+    100)
 end
 -- The members that may go: the head if exclusive, else the shared ones
--- before the first exclusive one, as many as free() (the head always).
+-- before the first exclusive one, as many as room (the head always).
 local function front()
-  local cap = free()
+  local cap = room
   if cap < 1 then cap = 1 end
   local r, go = redis.call('ZRANGE', q, 0, cap - 1), {}
   for i = 1, #r do
@@ -121,7 +120,7 @@ local rank = redis.call('ZRANK', q, me)
 local go = 0
 if rank == 0 then
   go = 1
-elseif string.byte(me) ~= 120 and rank < free() then
+elseif string.byte(me) ~= 120 and rank < room then
   go = 1
   for _, m in ipairs(redis.call('ZRANGE', q, 0, rank - 1)) do
     if string.byte(m) == 120 then
