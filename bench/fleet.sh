@@ -260,14 +260,8 @@ per_run() {
 # links it: statically when the archive is there).  FLOOR stays empty
 # when it cannot be built.
 build_floor() {
-	local src=$BENCH/tools/lockfloor.c cflags
 	FLOOR=$TMP/lockfloor
-	cflags=$(pkg-config --cflags hiredis 2>/dev/null)
-	# shellcheck disable=SC2086,SC2046 # pkg-config's words
-	cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$src" \
-	    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
-	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$src" \
-	    $(pkg-config --libs hiredis 2>/dev/null) 2>/dev/null || FLOOR=
+	build_lockfloor "$FLOOR" || FLOOR=
 	[ -n "$FLOOR" ] || log "cannot build bench/tools/lockfloor.c: no floor rows"
 }
 

@@ -1,9 +1,23 @@
 # shellcheck shell=bash
 # bench/lib.sh - what the benchmark scripts share (sourced by run.sh,
-# fleet.sh and record.sh): stopping our own processes by pid, and
-# redis-servers of our own on free loopback ports.  The caller defines die, TMP (a
-# directory for the servers' files) and the array SERVERS (every server
-# started is added to it, for the caller's cleanup to stop).
+# fleet.sh, record.sh and server-cpu.sh): stopping our own processes by
+# pid, redis-servers of our own on free loopback ports, and the
+# lockfloor comparator.  The caller defines BENCH (this directory), die,
+# TMP (a directory for the servers' files) and the array SERVERS (every
+# server started is added to it, for the caller's cleanup to stop).
+
+# build_lockfloor OUT: bench/tools/lockfloor.c built into OUT, hiredis
+# linked as redlock links it (statically when the archive is there);
+# fails, quietly, when it cannot be built.
+build_lockfloor() {
+	local cflags
+	cflags=$(pkg-config --cflags hiredis 2>/dev/null)
+	# shellcheck disable=SC2086,SC2046 # pkg-config's words
+	cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$1" "$BENCH/tools/lockfloor.c" \
+	    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
+	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$1" "$BENCH/tools/lockfloor.c" \
+	    $(pkg-config --libs hiredis 2>/dev/null) 2>/dev/null
+}
 
 any_alive() {
 	local p st

@@ -1018,18 +1018,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench.XXXXXX") || die "mktemp failed"
 # 1,000 waiters and their server connections.
 ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
-# The minimal Redis lock, built as server-cpu.sh builds it (hiredis
-# linked as redlock links it where the static library is there).
+# The minimal Redis lock (bench/lib.sh builds it).
 FLOOR=$TMP/lockfloor
-build_floor() {
-	local cflags
-	cflags=$(pkg-config --cflags hiredis 2>/dev/null)
-	# shellcheck disable=SC2086,SC2046 # pkg-config's words
-	cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
-	    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
-	    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
-	    $(pkg-config --libs hiredis 2>/dev/null)
-}
 
 # Row A's timer (bench/tools/pairtime.c); without it, A is hyperfine's.
 PAIRTIME=$TMP/pairtime
@@ -1043,7 +1033,7 @@ for t in "${want[@]}"; do
 	case $t in
 	redlock | fair | flock | rcli) TOOLS+=("$t") ;;
 	floor)
-		if build_floor; then
+		if build_lockfloor "$FLOOR"; then
 			TOOLS+=(floor)
 		else
 			MISSING[floor]="bench/tools/lockfloor.c did not build; column skipped"

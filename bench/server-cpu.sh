@@ -93,13 +93,7 @@ reset_stats() {
     die "BENCH_BASELINE: no executable $BASELINE"
 TMP=$(mktemp -d)
 FLOOR=$TMP/lockfloor
-cflags=$(pkg-config --cflags hiredis 2>/dev/null)
-# shellcheck disable=SC2086,SC2046 # pkg-config's words
-cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
-    -Wl,-Bstatic -lhiredis -Wl,-Bdynamic 2>/dev/null ||
-    cc -O2 -std=c11 -D_GNU_SOURCE $cflags -o "$FLOOR" "$BENCH/tools/lockfloor.c" \
-    $(pkg-config --libs hiredis 2>/dev/null) ||
-    die "cannot build bench/tools/lockfloor.c"
+build_lockfloor "$FLOOR" || die "cannot build bench/tools/lockfloor.c"
 FAIL=0
 start_redis R
 start_redis F
