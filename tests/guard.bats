@@ -152,10 +152,10 @@ children_of() {
 # Is no process left whose arguments end in "-n refused true"?  A
 # guard that shares redlock's memory shows redlock's arguments.
 no_refused_run() {
-	local f
+	local f a
 	for f in /proc/[0-9]*/cmdline; do
-		[[ $(tr '\0' ' ' <"$f" 2>/dev/null) != *" -n refused true " ]] ||
-			return 1
+		mapfile -d '' -t a <"$f" 2>/dev/null || continue
+		[[ " ${a[*]} " != *" -n refused true " ]] || return 1
 	done
 	return 0
 }
