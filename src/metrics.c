@@ -150,20 +150,38 @@ metrics_servers(const struct config *c, char *buf, size_t len)
 	return rc;
 }
 
+/* The readable part of NAME's file name into part (METRICS_PLAIN_MAX
+ * + 1 bytes): NAME itself when it is short and made of [A-Za-z0-9_.-],
+ * else its first METRICS_PART_MAX bytes with the others as '_'.
+ * Returns 1 when NAME is such a plain name, else 0. */
+static int
+name_part(const char *name, char *part)
+{
+	size_t n = strlen(name), k;
+	int plain = n <= METRICS_PLAIN_MAX && strspn(name,
+	    "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+
+	if (!plain)
+		n = n < METRICS_PART_MAX ? n : METRICS_PART_MAX;
+	for (k = 0; k < n; k++)
+		part[k] = (char)(plain_byte((unsigned char)name[k]) ? name[k] : '_');
+	part[k] = '\0';
+	return plain;
+}
+
 /*
  * The file name of the lock NAME under prefix on servers (as
- * metrics_servers() says them) into buf: "redlock_", NAME when it is
- * short and made of [A-Za-z0-9_.-] (else its first bytes with the
- * others as '_'), '~' (which such a NAME never holds), and
- * METRICS_ID_HEX hex digits of the SHA-1 of NAME, prefix and servers,
- * each ended by a NUL, then ".prom".  Returns 0, or -1 when buf is too
- * small.
+ * metrics_servers() says them) into buf: "redlock_", name_part(), '~'
+ * (which a plain NAME never holds), and METRICS_ID_HEX hex digits of
+ * the SHA-1 of NAME, prefix and servers, each ended by a NUL, then
+ * ".prom".  Returns 0, or -1 when buf is too small.
  */
 static int
 metrics_file_name(const char *name, const char *prefix, const char *servers,
     char *buf, size_t len)
 {
-	size_t n = strlen(name), pl = strlen(prefix), sl = strlen(servers), k;
+	size_t n = strlen(name), pl = strlen(prefix), sl = strlen(servers);
 	char part[METRICS_PLAIN_MAX + 1], sha[41], *all;
 
 	if ((all = malloc(n + pl + sl + 3)) == NULL)
@@ -173,14 +191,34 @@ metrics_file_name(const char *name, const char *prefix, const char *servers,
 	memcpy(all + n + pl + 2, servers, sl + 1);
 	sha1_hex(all, n + pl + sl + 3, sha);
 	free(all);
-	if (n > METRICS_PLAIN_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n)
-		n = n < METRICS_PART_MAX ? n : METRICS_PART_MAX;
-	for (k = 0; k < n; k++)
-		part[k] = (char)(plain_byte((unsigned char)name[k]) ? name[k] : '_');
-	part[k] = '\0';
+	name_part(name, part);
 	return (size_t)snprintf(buf, len, "redlock_%s~%.*s.prom", part,
 	    METRICS_ID_HEX, sha) < len ? 0 : -1;
+}
+
+/*
+ * The name that redlock 0.3 gave NAME's file, into buf: it was keyed by
+ * NAME alone, "redlock_NAME.prom" for a plain NAME, else name_part(),
+ * '~' and METRICS_ID_HEX hex digits of the SHA-1 of NAME.  Such a file
+ * is removed when NAME's own is written (metrics_write()): left, its
+ * series would stay in every scrape, as they were when that version
+ * last wrote them, and keep an alert on them firing.  Returns 0, or -1
+ * when buf is too small.
+ */
+static int
+metrics_old_file_name(const char *name, char *buf, size_t len)
+{
+	char part[METRICS_PLAIN_MAX + 1], sha[41];
+	int w;
+
+	if (name_part(name, part))
+		w = snprintf(buf, len, "redlock_%s.prom", part);
+	else {
+		sha1_hex(name, strlen(name), sha);
+		w = snprintf(buf, len, "redlock_%s~%.*s.prom", part,
+		    METRICS_ID_HEX, sha);
+	}
+	return (size_t)w < len ? 0 : -1;
 }
 
 /* The value at the end of line (after its last blank), in ms when
@@ -484,6 +522,9 @@ metrics_write(const struct config *c, const struct metrics_event *e,
 		else
 			rc = 0;
 	}
+	/* Best effort: a file that cannot go is left as it was. */
+	if (rc == 0 && metrics_old_file_name(c->name, file, sizeof(file)) == 0)
+		(void)unlinkat(dfd, file, 0);
 	close(dfd);
 	prom_free(&b);
 	free(path);

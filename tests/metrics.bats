@@ -273,6 +273,32 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	assert [ -f "$(mfile a_b)" ]
 }
 
+@test "the file redlock 0.3 kept for NAME goes when NAME's file is written, with its series; another NAME's stays" {
+	local sha n
+	# 0.3 keyed the file by NAME alone: redlock_NAME.prom for a plain
+	# NAME, else its part, '~' and 16 hex digits of the SHA-1 of NAME;
+	# its series had no prefix or servers label.
+	sha=$(printf '%s' 'a b' | sha1sum)
+	declare -A old=([job]=redlock_job.prom ['a b']="redlock_a_b~${sha:0:16}.prom"
+		[other]=redlock_other.prom)
+	for n in "${!old[@]}"; do
+		printf '%s\n' '# HELP redlock_last_outcome_info The outcome of the last invocation for NAME on this host' \
+			'# TYPE redlock_last_outcome_info gauge' \
+			"redlock_last_outcome_info{name=\"$n\",outcome=\"failed\"} 1" \
+			>"$MDIR/${old[$n]}"
+	done
+	redlock --metrics-dir "$MDIR" job true
+	redlock --metrics-dir "$MDIR" 'a b' true
+	assert [ ! -e "$MDIR/${old[job]}" ]
+	assert [ ! -e "$MDIR/${old['a b']}" ]
+	assert [ -f "$MDIR/${old[other]}" ]
+	scraped
+	run grep '^redlock_last_outcome_info{.*outcome="failed"' "$S"
+	assert_output 'redlock_last_outcome_info{name="other",outcome="failed"} 1'
+	assert_metric "$S" 'redlock_runs_total{name="job",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="a b",outcome="ok"}' 1
+}
+
 @test "a missing metrics directory is one warning; the run and its status are unchanged" {
 	run -3 --separate-stderr redlock --metrics-dir "$BATS_TEST_TMPDIR/none" job sh -c 'echo ran; exit 3'
 	assert_output ran
