@@ -4,7 +4,7 @@
  * namespace), redlock sends the sd_notify messages a Type=notify
  * service sends: STATUS= while it waits, naming the holder;
  * EXTEND_TIMEOUT_USEC= so that a wait is not cut short by the unit's
- * start timeout; READY=1 and the command's STATUS= once the lock is held
+ * start timeout (before READY=1 only); READY=1 and the command's STATUS= once the lock is held
  * and the command started; STOPPING=1 once, when redlock is about to
  * end (before the release of its last run).  READY=1 and STOPPING=1 are
  * the service's start and end, each sent once (sd_notify(3)): a
@@ -190,7 +190,9 @@ notify_waiting(const struct lock *l, enum lock_result res,
 			memcpy(notify.status, msg, sizeof(msg));
 		}
 	}
-	if (now >= notify.extend_at) {
+	/* Only while the unit starts: once READY=1 is sent (a --respawn
+	 * standby's later rounds) it would extend RuntimeMaxSec= instead. */
+	if (!notify.ready && now >= notify.extend_at) {
 		snprintf(msg, sizeof(msg), "EXTEND_TIMEOUT_USEC=%lld",
 		    (long long)NOTIFY_EXTEND_MS * 1000);
 		notify_send(msg);

@@ -144,6 +144,38 @@ notes_of() {
 _runs() { (($({ wc -l <"$BATS_TEST_TMPDIR/runs"; } 2>/dev/null || echo 0) >= $1)); }
 _notes_at_least() { (($(wc -l <"$NOTES") >= $1)); }
 
+@test "a --respawn standby that waits again after READY sends no EXTEND_TIMEOUT_USEC, which would extend the active unit's RuntimeMaxSec" {
+	start_listener
+	local d=$BATS_TEST_TMPDIR rpid hpid
+	bg_start r env NOTIFY_SOCKET="$SOCK" "$RL" --respawn name /bin/sh -c '
+		echo run >>"$1/runs"; . "$TESTS_DIR/lib/await.sh"; await_file "$1/go"' sh "$d"
+	rpid=$BG_PID
+	wait_until -t 10 _runs 1
+	# h waits behind round 1 and takes the lock when it ends, while the
+	# standby pauses; the standby's round 2 then waits for h.
+	bg_start h env NOTIFY_SOCKET="$SOCK" "$RL" -w 20s name /bin/sh -c '
+		: >"$1/h.held"; . "$TESTS_DIR/lib/await.sh"; await_file "$1/h.release"' sh "$d"
+	hpid=$BG_PID
+	wait_until -t 10 _sent "$hpid" "STATUS=waiting for lock 'name'"
+	: >"$d/go"
+	wait_for_file "$d/h.held" 10
+	wait_until -t 10 _sent "$rpid" "STATUS=waiting for lock 'name'"
+	kill -TERM "$(bg_pid r)"
+	bg_wait r 10
+	assert_equal "$BG_STATUS" 143
+	release_lock h
+	assert_equal "$BG_STATUS" 0
+	run -0 notes_of "$rpid"
+	assert_line -n 0 READY=1
+	refute_line --partial EXTEND_TIMEOUT_USEC
+	assert_line --partial "STATUS=waiting for lock 'name': held by "
+	# The waiter that was never READY extends its start timeout.
+	run -0 notes_of "$hpid"
+	assert_line EXTEND_TIMEOUT_USEC=30000000
+}
+# _sent PID PREFIX: PID sent a line that starts with PREFIX.
+_sent() { notes_of "$1" | grep -qF -- "$2"; }
+
 @test "an address that is not a unix socket's is ignored and the command runs" {
 	run -0 --separate-stderr env NOTIFY_SOCKET=vsock:2:1234 "$RL" -v name \
 		sh -c 'echo "${NOTIFY_SOCKET-unset}"'
