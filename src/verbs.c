@@ -133,6 +133,30 @@ say_holder(const struct config *c, const struct lock *l, const char *verb)
 		    "it is held by another token" : "it is not held");
 }
 
+/* Does token hold the lock on a quorum of its servers (as its value,
+ * or as one of its shared holders)?  Asks them; 0 when they cannot
+ * say. */
+static int
+token_holds(const struct lock *l, const char *token)
+{
+	struct lock_view v[l->n];
+	struct lock_outcome o = { 0 };
+	int yes = 0;
+
+	inspect_lock(l, v, 0, &o);
+	for (int i = 0; i < l->n; i++) {
+		int h = v[i].held && !v[i].shared &&
+		    strcmp(v[i].token, token) == 0;
+
+		for (int j = 0; v[i].held && v[i].shared && j < v[i].nholders;
+		    j++)
+			h |= strcmp(v[i].holders[j].token, token) == 0;
+		yes += h;
+	}
+	inspect_views_free(v, l->n);
+	return yes >= l->quorum;
+}
+
 /* release and extend: act only if TOKEN holds the lock. */
 static int
 verb_token(const struct config *c, const struct lock *l, int extend)
@@ -140,11 +164,16 @@ verb_token(const struct config *c, const struct lock *l, int extend)
 	struct lock_outcome o = { 0 };
 	int others, ok;
 
-	/* A token inherited from an enclosing redlock (re-entrance) is that
-	 * redlock's to release, when its command is done. */
-	if (!extend && holder_inherited(l->policy.held, c->token)) {
-		log_info("lock '%s' is held by an enclosing redlock, which will "
-		    "release it", c->name);
+	/* A token inherited from an enclosing redlock (re-entrance) that
+	 * holds this lock is that redlock's: it renews the lock while its
+	 * command runs and releases it when the command is done, so a
+	 * release or an extend leaves it alone (an extend could only cut
+	 * the lease that redlock counts on).  An inherited token that does
+	 * not hold this lock is any other token. */
+	if (holder_inherited(l->policy.held, c->token) &&
+	    token_holds(l, c->token)) {
+		log_info("lock '%s' is held by an enclosing redlock, which "
+		    "renews and releases it", c->name);
 		return 0;
 	}
 	ok = extend ? lock_extend(l, c->token, &others, &o) :

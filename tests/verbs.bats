@@ -158,6 +158,26 @@ print(v if isinstance(v, str) else repr(v))' "$1" "$2"
 	assert_equal "$stderr" ''
 }
 
+@test "an extend of the inherited token inside the command leaves the lease to redlock; the token given for another NAME is refused" {
+	local other
+	other=$(acquire_tok other -t 1m)
+	# A shorter -t would cut the lease the enclosing redlock counts on:
+	# the key keeps its TTL, and no one else gets the lock.
+	run -0 --separate-stderr redlock -t 30s name sh -c '
+		redlock extend -t 500ms "$REDLOCK_NAME" "$REDLOCK_TOKEN" || exit 9
+		redis-cli -s "$REDIS_SOCK" PTTL "$REDLOCK_KEY"
+		redlock release other "$REDLOCK_TOKEN"; echo "release $?"
+		redlock extend other "$REDLOCK_TOKEN"; echo "extend $?"
+		redlock release -p elsewhere: name "$REDLOCK_TOKEN"; echo "prefix $?"'
+	(("${lines[0]}" > 20000)) || fail "PTTL ${lines[0]}: the extend cut the lease"
+	assert_line -n 1 'release 1'
+	assert_line -n 2 'extend 1'
+	assert_line -n 3 'prefix 1'
+	assert_regex "$stderr" "cannot release lock 'other': it is held by .*, not by this token"
+	assert_equal "$(rcli GET redlock:other)" "$other"
+	assert key_absent redlock:name
+}
+
 # --- extend -------------------------------------------------------------------
 
 @test "extend resets the TTL when given the holding token" {
