@@ -562,25 +562,19 @@ lock_expire(const struct lock *l, const char *token, int *others,
 
 /* A waiter gives up: leave the writers' queue, so that shared requests
  * need not wait for the entry to lapse, and the waiters, so that
- * nothing of it is left.  Best effort. */
+ * nothing of it is left (unqueue.lua).  Best effort. */
 void
 lock_unqueue(const struct lock *l, struct lock_waiter *w)
 {
 	struct conn_req r[l->n];
-	const char *key[2] = { l->k.xwait, l->k.waiting };
-	size_t len[2] = { l->k.xwaitlen, l->k.waitinglen };
+	struct args a;
 
 	if (!w->queued)
 		return;
-	for (int i = l->policy.shared || w->queue_ms == 0; i < 2; i++) {
-		struct args a = { .script = -1 };
-
-		args_str(&a, "ZREM");
-		args_add(&a, key[i], len[i]);
-		args_add(&a, w->id, LOCK_TOKEN_LEN);
-		lock_round(l, &a, r, token_deadline(l, 1, w->until), NULL);
-		conn_req_clear(r, l->n);
-	}
+	args_script(&a, SCRIPT_UNQUEUE, &l->k);
+	args_put(&a, ARG_UNQUEUE_ID, w->id, LOCK_TOKEN_LEN);
+	lock_round(l, &a, r, token_deadline(l, 1, w->until), NULL);
+	conn_req_clear(r, l->n);
 	w->queued = 0;
 }
 

@@ -216,8 +216,8 @@
 #define NREPLY_SH_ACQUIRE 3
 
 /* sh_release.lua */
-#define SCRIPT_KEYS_SH_RELEASE "khHwfqx"
-#define NKEYS_SH_RELEASE 7
+#define SCRIPT_KEYS_SH_RELEASE "khHwfqxa"
+#define NKEYS_SH_RELEASE 8
 #define ARG_SH_RELEASE_TOKEN 1
 #define ARG_SH_RELEASE_KEEP_MS 2
 #define ARG_SH_RELEASE_FENCE_LINGER 3
@@ -286,6 +286,12 @@
 #define REPLY_STOP_LATER 5
 #define NREPLY_STOP 6
 
+/* unqueue.lua */
+#define SCRIPT_KEYS_UNQUEUE "qaH"
+#define NKEYS_UNQUEUE 3
+#define ARG_UNQUEUE_ID 1
+#define ARGC_UNQUEUE 1
+
 /* wake_push.lua */
 #define SCRIPT_KEYS_WAKE_PUSH "w"
 #define NKEYS_WAKE_PUSH 1
@@ -322,6 +328,7 @@ extern const char lua_sh_renew_mark[];
 extern const char lua_sh_renew_meta[];
 extern const char lua_sh_renew_set[];
 extern const char lua_stop[];
+extern const char lua_unqueue[];
 extern const char lua_wake_push[];
 
 /* The scripts that args_script() sends (proto.c), by name. */
@@ -356,6 +363,7 @@ enum script {
 	SCRIPT_SH_RENEW_META,
 	SCRIPT_SH_RENEW_SET,
 	SCRIPT_STOP,
+	SCRIPT_UNQUEUE,
 	SCRIPT_WAKE_PUSH,
 	SCRIPT_COUNT
 };

@@ -1197,7 +1197,9 @@ const char lua_sh_acquire[] =
     "  p .. 'user', user, p .. 'cmd', cmd, p .. 'start', start,\n"
     "  p .. 'fence', string.format('%d', f), p .. 'ttl', ttl)\n"
     "holders_extend(K, holders, hmeta, now)\n"
-    "if max == 0 or n + 1 < max then wake_one(wake, wake_linger) end\n"
+    "if (max == 0 or n + 1 < max) and redis.call('EXISTS', waiting) == 1 then\n"
+    "  wake_one(wake, wake_linger)\n"
+    "end\n"
     "return {1, f}\n";
 
 const char lua_sh_release[] =
@@ -1240,7 +1242,7 @@ const char lua_sh_release[] =
     "  redis.call('ZREMRANGEBYSCORE', q, '-inf', now)\n"
     "  return redis.call('ZCARD', q) > 0\n"
     "end\n"
-    "local K, holders, hmeta, wake, fence, xwait, xwake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]\n"
+    "local K, holders, hmeta, wake, fence, xwait, xwake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]\n"
     "local token, keep_ms, fence_linger, wake_linger = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
     "local no = held_shared(K)\n"
     "if no then return no end\n"
@@ -1268,7 +1270,7 @@ const char lua_sh_release[] =
     "end\n"
     "if wake_writers(xwait, now) then\n"
     "  if n == 0 then wake_one(xwake, wake_linger) end\n"
-    "else\n"
+    "elseif redis.call('EXISTS', waiting) == 1 then\n"
     "  wake_one(wake, wake_linger)\n"
     "end\n"
     "return 1\n";
@@ -1511,6 +1513,16 @@ const char lua_stop[] =
     "end\n"
     "return {asked, left + foreign, pttl, foreign, since, later}\n";
 
+const char lua_unqueue[] =
+    "local xwait, waiting, hmeta = KEYS[1], KEYS[2], KEYS[3]\n"
+    "local id = ARGV[1]\n"
+    "redis.call('ZREM', xwait, id)\n"
+    "if redis.call('ZREM', waiting, id) == 1 and\n"
+    "    redis.call('EXISTS', waiting) == 0 then\n"
+    "  redis.call('HDEL', hmeta, 'rwait')\n"
+    "end\n"
+    "return 1\n";
+
 const char lua_wake_push[] =
     "local function wake_one(k, linger)\n"
     "  if redis.call('RPUSH', k, '1') > 1 then\n"
@@ -1553,6 +1565,7 @@ const struct lua_script lua_scripts[] = {
 	{ "sh_renew_meta", lua_sh_renew_meta },
 	{ "sh_renew_set", lua_sh_renew_set },
 	{ "stop", lua_stop },
+	{ "unqueue", lua_unqueue },
 	{ "wake_push", lua_wake_push },
 	{ 0, 0 }
 };
@@ -1578,8 +1591,8 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_RENEW] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "km" },
 	[SCRIPT_RENEW_LEASE] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "k" },
 	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "c07e36e20776587a54121db5b990749283c86813", "m" },
-	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "95eb99af229f65779ee5e785c3f71b242ba80ce3", "kfmhHqwxa" },
-	[SCRIPT_SH_RELEASE] = { lua_sh_release, "c0462713565d5f70e301a285f2e9752d0fbc8e20", "khHwfqx" },
+	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "acd85699f3e51477bf7a8364db1aa66c633d9bbb", "kfmhHqwxa" },
+	[SCRIPT_SH_RELEASE] = { lua_sh_release, "1da564302eb042e6769bc6d5cf80474abe9369d6", "khHwfqxa" },
 	[SCRIPT_SH_RELEASE_MARK] = { lua_sh_release_mark, "636656250355ede69ef3af02f51ee5f01509df83", "k" },
 	[SCRIPT_SH_RELEASE_META] = { lua_sh_release_meta, "85115da9ca4b55d945d5eb7e15ada674ae6a3321", "H" },
 	[SCRIPT_SH_RELEASE_SET] = { lua_sh_release_set, "7f64d71f4434a0b1447e6aafb1143bacef402658", "h" },
@@ -1588,5 +1601,6 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_SH_RENEW_META] = { lua_sh_renew_meta, "ea1f6c10496b68969d416be5b5dc8a0423d6a383", "H" },
 	[SCRIPT_SH_RENEW_SET] = { lua_sh_renew_set, "ffd6f69b74e6f2d5193e7fb19aa4572877c6ff67", "h" },
 	[SCRIPT_STOP] = { lua_stop, "b2c816222dc35b1019715cff0b1c03c3f64d0908", "khsHm" },
+	[SCRIPT_UNQUEUE] = { lua_unqueue, "d20b3a10981d6677868132fd2305add3a5a16c33", "qaH" },
 	[SCRIPT_WAKE_PUSH] = { lua_wake_push, "e34ebdebee4838b21808c5fae5f2a2e39e1e162b", "w" },
 };

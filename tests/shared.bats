@@ -204,6 +204,38 @@ _queued_or_ran() { writer_queued name || [[ -e $BATS_TEST_TMPDIR/w.count ]]; }
 	release_lock r
 }
 
+# exists NAME SUFFIX: NAME's auxiliary key SUFFIX exists.
+exists() { [[ $(py "print(r.exists($(aux "redlock:$1" "$2")))") == 1 ]]; }
+
+@test "a shared grant and release that nobody waits for push no wake-up and leave no list" {
+	local t1 t2
+	t1=$(redlock acquire -s -t 1m name)
+	t2=$(redlock acquire --limit 3 -t 1m name)
+	redlock release name "$t1"
+	redlock release name "$t2"
+	redlock -s name true
+	assert key_absent redlock:name
+	refute exists name wake
+	refute exists name hmeta
+	refute exists name holders
+}
+
+@test "a shared waiter that gives up, by -w or by a signal, leaves nothing of its wait behind" {
+	hold_lock x name
+	run -1 redlock -s -w 0.3 name true
+	refute exists name hmeta
+	refute exists name waiting
+	bg_start w "$RL" -s name true
+	wait_until exists name waiting
+	kill -TERM "$(bg_pid w)"
+	bg_wait w
+	assert_equal "$BG_STATUS" 143
+	refute exists name hmeta
+	refute exists name waiting
+	release_lock x
+	assert_equal "$BG_STATUS" 0
+}
+
 @test "a SIGKILLed shared holder stops counting when its lease ends on the server" {
 	hold_lock a --limit 2 -t 1s name
 	hold_lock b --limit 2 -t 1s name

@@ -438,8 +438,8 @@ static const struct {
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
 	{ "renew", "7bc160961f998c297ee50b4e7618ff5a00511981" },
 	{ "renew_record", "c07e36e20776587a54121db5b990749283c86813" },
-	{ "sh_acquire", "95eb99af229f65779ee5e785c3f71b242ba80ce3" },
-	{ "sh_release", "c0462713565d5f70e301a285f2e9752d0fbc8e20" },
+	{ "sh_acquire", "acd85699f3e51477bf7a8364db1aa66c633d9bbb" },
+	{ "sh_release", "1da564302eb042e6769bc6d5cf80474abe9369d6" },
 	{ "sh_release_mark", "636656250355ede69ef3af02f51ee5f01509df83" },
 	{ "sh_release_meta", "85115da9ca4b55d945d5eb7e15ada674ae6a3321" },
 	{ "sh_release_set", "7f64d71f4434a0b1447e6aafb1143bacef402658" },
@@ -448,6 +448,7 @@ static const struct {
 	{ "sh_renew_meta", "ea1f6c10496b68969d416be5b5dc8a0423d6a383" },
 	{ "sh_renew_set", "ffd6f69b74e6f2d5193e7fb19aa4572877c6ff67" },
 	{ "stop", "b2c816222dc35b1019715cff0b1c03c3f64d0908" },
+	{ "unqueue", "d20b3a10981d6677868132fd2305add3a5a16c33" },
 	{ "wake_push", "e34ebdebee4838b21808c5fae5f2a2e39e1e162b" },
 };
 

@@ -15,9 +15,9 @@
 -- the first lease ends), {5, ms} a free NAME is held back
 -- (lib/hold.lua).
 --
--- A grant that leaves room wakes the next waiter; a woken request
--- turned away for a waiting writer hands its wake-up to the writers,
--- and a busy request that will wait notes in hmeta (rwait) that readers
+-- A grant that leaves room wakes the next waiter, if one waits; a
+-- woken request turned away for a waiting writer hands its wake-up to
+-- the writers, and a busy request that will wait notes in hmeta (rwait) that readers
 -- wait, so that the next exclusive release gives them a turn
 -- (lib/release_body.lua).  A request turned away that will wait joins
 -- the waiters (waiting), as acquire.lua's do.
@@ -93,5 +93,7 @@ redis.call('HSET', hmeta, p .. 'host', host, p .. 'pid', pid,
   p .. 'user', user, p .. 'cmd', cmd, p .. 'start', start,
   p .. 'fence', string.format('%d', f), p .. 'ttl', ttl)
 holders_extend(K, holders, hmeta, now)
-if max == 0 or n + 1 < max then wake_one(wake, wake_linger) end
+if (max == 0 or n + 1 < max) and redis.call('EXISTS', waiting) == 1 then
+  wake_one(wake, wake_linger)
+end
 return {1, f}

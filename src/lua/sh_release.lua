@@ -1,9 +1,10 @@
 -- Release shared holder token; with keep_ms > 0 (--min-hold) leave
 -- its lease to end that much later instead.  The last holder out
 -- deletes K.  Wakes one waiter: a writer when writers wait and the lock
--- is now free, else (no writer) anyone, since a place was freed.
+-- is now free, else (no writer) anyone, since a place was freed, but
+-- only while someone waits (waiting), as release.lua.
 --
---@keys K holders hmeta wake fence xwait xwake
+--@keys K holders hmeta wake fence xwait xwake waiting
 --@argv token keep_ms fence_linger wake_linger
 -- ARGV: token, keep ms, fence linger, wake linger.
 -- Returns 1 released, 2 left to expire, 0 held by others, -1 free.
@@ -37,7 +38,7 @@ else
 end
 if wake_writers(xwait, now) then
   if n == 0 then wake_one(xwake, wake_linger) end
-else
+elseif redis.call('EXISTS', waiting) == 1 then
   wake_one(wake, wake_linger)
 end
 return 1
