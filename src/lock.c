@@ -407,11 +407,15 @@ try_begin(const struct lock *l, struct lock_waiter *w, struct grant *g,
 		fmt_uuid(u, g->token);
 	}
 	/* A writer's place in the queue is named after its first token;
-	 * a standby's (--respawn) starts with 's' (status counts them). */
+	 * a standby's (--respawn) starts with 's', and a --fair waiter's
+	 * has a 'q' second, never a hex digit (status counts the standbys
+	 * and leaves the --fair waiters to their queue: inspect.lua). */
 	if (w->id[0] == '\0') {
 		memcpy(w->id, g->token, sizeof(w->id));
 		if (l->policy.standby)
 			w->id[0] = 's';
+		if (l->policy.fair)
+			w->id[1] = 'q';
 	}
 	o->err[0] = '\0';
 	o->slow = 0;

@@ -492,8 +492,10 @@ const char lua_inspect[] =
     "local w, sb, sched = 0, 0, {}\n"
     "for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting,\n"
     "    '(' .. string.format('%d', now), '+inf')) do\n"
-    "  w = w + 1\n"
-    "  if string.byte(id) == 115 then sb = sb + 1 end\n"
+    "  if string.byte(id, 2) ~= 113 then\n"
+    "    w = w + 1\n"
+    "    if string.byte(id) == 115 then sb = sb + 1 end\n"
+    "  end\n"
     "end\n"
     "if w > 0 then\n"
     "  sched = {'waiters', string.format('%d', w), 'standbys',\n"
@@ -1575,7 +1577,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "887bc149c7dee6eaa50091b45abcea832bfa5eff", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
-	[SCRIPT_INSPECT] = { lua_inspect, "f2575915b08e0a3d038529adbc833317f63d41cd", "kmwhHa" },
+	[SCRIPT_INSPECT] = { lua_inspect, "6bd24efd851643a09856ec977d41fd66c42e6316", "kmwhHa" },
 	[SCRIPT_INSPECT_HOLDERS] = { lua_inspect_holders, "f7bf134ad4cd9e390b07b9c1dd9468be49854d53", "h" },
 	[SCRIPT_INSPECT_KEY] = { lua_inspect_key, "39ca5a995f7f3cb9251d1b6602d63f69e9beed1a", "k" },
 	[SCRIPT_INSPECT_RECORD] = { lua_inspect_record, "78201cf3645ba2718ce9ebd922cf98ee8b482c49", "m" },

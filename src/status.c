@@ -236,6 +236,7 @@ status_show(const struct config *c, const struct lock *l)
 	record_read(l, &rec);
 	sched = inspect_sched(l, v);
 	fair_view(l, &queue);
+	sched.waiters += queue.count;	/* inspect.lua leaves them out */
 	if (c->json) {
 		status_json(l, h, h != NULL, &sched);
 		queue_json(&queue);
@@ -414,7 +415,10 @@ list_rows(const struct config *c, const struct lock *l, const struct scan *sc,
 			if (c->json)
 				record_read(&k, &rows[nrows].rec);
 			fair_view(&k, &rows[nrows].queue);
-			rows[nrows++].v = *h;
+			rows[nrows].v = *h;
+			/* inspect.lua leaves the --fair waiters out */
+			rows[nrows].v.sched.waiters += rows[nrows].queue.count;
+			nrows++;
 			/* The row owns the holders now. */
 			v[h - v].holders = NULL;
 		}

@@ -190,8 +190,21 @@ reader() {
 	assert_output --partial "{\"position\":2,\"shared\":true,"
 	run -0 redlock "${SRV[@]}" list --json
 	assert_output --partial "\"queued\":2"
+	# The waiters count everyone who waits: the queue, and a waiter
+	# without --fair beside it.
+	bg_start w3 "$RL" "${SRV[@]}" -w 60s job true
+	wait_until -t 10 _status_has job 'waiters: 3'
+	run -0 redlock "${SRV[@]}" status job
+	assert_line 'waiters: 3'
+	run -0 redlock "${SRV[@]}" list
+	assert_output --partial "[waiters: 3, standbys: 0]  [queue: 2]"
+	run -0 redlock "${SRV[@]}" status --json job
+	assert_output --partial '"waiters":3,"standbys":0,"queued":2,'
+	run -0 redlock "${SRV[@]}" list --json
+	assert_output --partial '"waiters":3,"standbys":0,"queued":2,'
 	release_lock h
 }
+_status_has() { [[ $(redlock "${SRV[@]}" status "$1") == *"$2"* ]]; }
 
 @test "waiters without --fair and foreign clients take a free NAME ahead of the queue" {
 	# A foreign client's key is a holder like any: the queue waits for it.

@@ -12,7 +12,8 @@
 -- pttl, {}, 'type'}.  What scheduling adds (SCHEDULING in redlock-scheduling(7)) comes as
 -- more field, value pairs of the third element: waiters and standbys
 -- (the live waiters, and those of them whose id starts with 's', a
--- --respawn's); for a free lock, in a reply of that one element, also
+-- --respawn's; not those whose id has a 'q' second, which are in the
+-- --fair queue and counted there: status.c); for a free lock, in a reply of that one element, also
 -- delay (ms left of a lost holder's --lock-delay) with now (the
 -- server's ms), and claim (ms left of a --replace claim).  Removing a
 -- free lock removes what holds it back.
@@ -24,9 +25,11 @@ local now = server_ms()
 local w, sb, sched = 0, 0, {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting,
     '(' .. string.format('%d', now), '+inf')) do
-  w = w + 1
-  -- 115: 's'
-  if string.byte(id) == 115 then sb = sb + 1 end
+  -- 115: 's', 113: 'q'
+  if string.byte(id, 2) ~= 113 then
+    w = w + 1
+    if string.byte(id) == 115 then sb = sb + 1 end
+  end
 end
 if w > 0 then
   sched = {'waiters', string.format('%d', w), 'standbys',
