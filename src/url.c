@@ -572,6 +572,28 @@ url_same_server(const struct url *a, const struct url *b)
 	return 0;
 }
 
+/* In URL s with no '@': the length of s up to and including the last
+ * ':' of its host part (of all of s when it has no "://") when what
+ * follows that ':' (up to '/', '?' or '#') is not a port number; else
+ * 0. */
+static size_t
+port_not_number(const char *s)
+{
+	const char *a = strstr(s, "://"), *c, *e;
+
+	/* Without "://" the whole of s is looked at, "redis:/h:pw" too. */
+	e = a != NULL ? a + 3 + strcspn(a + 3, "/?#") : s + strlen(s);
+	a = a != NULL ? a + 3 : s;
+	for (c = e; c > a && c[-1] != ':' && c[-1] != ']'; c--)
+		;
+	if (c == a || c[-1] != ':')
+		return 0;
+	for (const char *d = c; d < e; d++)
+		if (*d < '0' || *d > '9')
+			return (size_t)(c - s);
+	return 0;
+}
+
 /*
  * Copy s for an error message with any user information (which may
  * hold a password) replaced by "***", whenever s holds an '@', parsed
@@ -588,6 +610,12 @@ url_redact(const char *s, char *buf, size_t len)
 	const char *rest = at ? at : s, *q = rest + strcspn(rest, "?");
 	size_t o;
 
+	if (at == NULL && (o = port_not_number(s)) > 0) {
+		/* "redis://user:password", the '@' forgotten: what follows
+		 * the host's ':' is no port, and may be a password. */
+		snprintf(buf, len, "%.*s***", (int)o, s);
+		return;
+	}
 	auth = at == NULL ? s : auth != NULL && auth < at ? auth + 3 : s;
 	o = (size_t)snprintf(buf, len, "%.*s%s%.*s", (int)(auth - s), s,
 	    at ? "***" : "", (int)(q - (at ? at : auth)), at ? at : auth);

@@ -735,6 +735,14 @@ main(void)
 	    "redis://***@h:1?password=***&db=***");
 	redacts("redis://h:1/0?x&y=secret", "redis://h:1/0?x&y=***");
 	redacts("redis://h?=secret", "redis://h?=***");
+	/* The '@' forgotten: what follows the host's ':' is no port. */
+	redacts("redis://admin:secret", "redis://admin:***");
+	redacts("redis://:secret", "redis://:***");
+	redacts("rediss://u:secret/0", "rediss://u:***");
+	redacts("redis:/h:secret", "redis:/h:***");
+	redacts("redis://h:6379/0", "redis://h:6379/0");
+	redacts("redis://[::1]:6379", "redis://[::1]:6379");
+	redacts("redis://[::1]/2", "redis://[::1]/2");
 
 	url_more_tests();
 	config_env_tests();
