@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "config.h"
@@ -52,7 +53,7 @@ static const char usage_text[] =
 "Options:\n"
 "  -u, --url URL                Redis server; repeat for a quorum of servers\n"
 "  -t, --ttl DURATION           lock time-to-live, renewed every ttl/3 (30s)\n"
-"  -n, --nonblock               fail at once if the lock is held\n"
+"  -n, --nonblock, --nb         fail at once if the lock is held\n"
 "  -w, --wait, --timeout DURATION\n"
 "                               give up after waiting this long; 0 is -n\n"
 "  -E, --conflict-exit-code N   exit status when the lock is not obtained (1)\n"
@@ -116,10 +117,16 @@ static int
 no_run(int rc, const char *err)
 {
 	if (rc == CONFIG_HELP || rc == CONFIG_VERSION) {
-		fputs(rc == CONFIG_HELP ? usage_text :
-		    "redlock " REDLOCK_VERSION "\n", stdout);
-		if (fflush(stdout) == 0 && !ferror(stdout))
-			return 0;
+		/* Not to the /dev/null that sig_std_fds() put in place of a
+		 * closed stdout. */
+		if (sig_std_was_closed(STDOUT_FILENO))
+			errno = EBADF;
+		else {
+			fputs(rc == CONFIG_HELP ? usage_text :
+			    "redlock " REDLOCK_VERSION "\n", stdout);
+			if (fflush(stdout) == 0 && !ferror(stdout))
+				return 0;
+		}
 		log_error("cannot write to stdout: %s", strerror(errno));
 		return EXIT_IOERR;
 	}

@@ -62,6 +62,16 @@ error_replies() { redis_info_field stats total_error_replies; }
 	assert_diagnostics
 }
 
+@test "--help and --version with stdout closed say so and exit 74; a full stdout too" {
+	run --separate-stderr closing 1 "$RL" --help
+	assert_equal "$status" 74
+	assert_equal "$stderr" 'redlock: cannot write to stdout: Bad file descriptor'
+	run --separate-stderr closing 1 "$RL" --version
+	assert_equal "$status" 74
+	run -74 --separate-stderr bash -c '"$RL" --help >/dev/full'
+	run -0 "$RL" --version
+}
+
 @test "redlock -v with stdin, stdout and stderr all closed exits 0 and runs the command" {
 	local f=$BATS_TEST_TMPDIR/ran
 	assert_equal "$(rcli CONFIG RESETSTAT)" OK
