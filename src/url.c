@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/un.h>
 
 #include "fmt.h"
 
@@ -180,6 +181,13 @@ parse_unix(const char *s, struct url *u, char *err, size_t errlen)
 		return -1;
 	if ((u->path = pct_decode(s, plen)) == NULL)
 		return fail(err, errlen, "bad %-escape in the path");
+	/* Longer, connect() would take another socket: its first bytes. */
+	if (strlen(u->path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		snprintf(err, errlen, "the socket path is longer than the %zu "
+		    "bytes a unix socket's address holds",
+		    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return -1;
+	}
 	return 0;
 }
 
