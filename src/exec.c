@@ -71,7 +71,9 @@ reply_fatal(const struct conn *c, const struct slot *s, const redisReply *p,
 		snprintf(why, len, "authentication failed: %s", *text ? text + 1 : e);
 	else if (reply_error(p) == SERVER_NOAUTH)
 		snprintf(why, len, "authentication required%s", c->password ?
-		    "" : " (no password given: see --password-file)");
+		    "" : c->url->of_sentinel ? " (no password given: see "
+		    "REDLOCK_SENTINEL_PASSWORD)" :
+		    " (no password given: see --password-file)");
 	else if (s->skip > 0)
 		snprintf(why, len, "%s", e);
 	else

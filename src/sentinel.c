@@ -210,7 +210,8 @@ ask_sentinel(const struct url *u, int i, struct addr *a, char *why,
 	const char *av[3] = { "SENTINEL", "get-master-addr-by-name",
 	    u->service };
 	struct url at = { .kind = URL_TCP, .tls = u->tls, .host = s->host,
-	    .port = s->port, .user = getenv("REDLOCK_SENTINEL_USER") };
+	    .port = s->port, .user = getenv("REDLOCK_SENTINEL_USER"),
+	    .of_sentinel = 1 };
 	struct conn c;
 	char name[200];
 	redisReply *p;

@@ -27,6 +27,8 @@ struct url {
 	struct url_sentinel *sentinels;
 	int nsentinels;
 	char *service;
+	int of_sentinel;	/* a sentinel's own address (sentinel.c), whose
+				 * password is $REDLOCK_SENTINEL_PASSWORD */
 };
 
 int url_parse(const char *s, struct url *u, char *err, size_t errlen);

@@ -121,7 +121,7 @@ dead_url() {
 	url="redis+sentinel://127.0.0.1:$(sentinel_port a-pw)/pw-svc"
 	run --separate-stderr redlock -u "$url" job true
 	assert_equal "$status" 69
-	assert_regex "$stderr" "127\.0\.0\.1:$(sentinel_port a-pw): authentication required"
+	assert_regex "$stderr" "127\.0\.0\.1:$(sentinel_port a-pw): authentication required \(no password given: see REDLOCK_SENTINEL_PASSWORD\)"
 	REDLOCK_SENTINEL_PASSWORD=wrong-pw run --separate-stderr redlock -u "$url" job true
 	assert_equal "$status" 69
 	assert_regex "$stderr" 'authentication failed'
