@@ -14,6 +14,7 @@
 
 #include "fmt.h"
 #include "proto.h"
+#include "url.h"
 
 extern char **environ;
 
@@ -223,13 +224,15 @@ char **
 holder_env(const struct lock *l, const struct grant *g)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
+	const char *url = getenv("REDLOCK_URL");
 	size_t n = 0, size;
 	char **env, *p, fence[FMT_LL_SIZE];
 
 	for (char **e = environ; *e != NULL; e++)
 		n++;
 	size = (n + 6) * sizeof(char *) + l->namelen + l->k.keylen +
-	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160;
+	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160 +
+	    (url != NULL ? strlen(url) + 16 : 0);
 	if ((env = malloc(size)) == NULL)
 		return NULL;
 	p = (char *)(env + n + 6);
@@ -237,6 +240,18 @@ holder_env(const struct lock *l, const struct grant *g)
 	for (char **e = environ; *e != NULL; e++)
 		if (!env_skip(*e))
 			env[n++] = *e;
+	/* $REDLOCK_URL goes on, for a nested redlock to reach the same
+	 * servers, but without its passwords (which a nested redlock then
+	 * takes from its own options or $REDLOCK_PASSWORD_FILE). */
+	for (size_t i = 0; url != NULL && i < n; i++)
+		if (strncmp(env[i], "REDLOCK_URL=", 12) == 0) {
+			memcpy(p, "REDLOCK_URL=", 12);
+			if (url_list_drop_passwords(url, p + 12)) {
+				env[i] = p;
+				p += strlen(p) + 1;
+			}
+			break;
+		}
 	fmt_ll(fence, g->fence);
 	env[n++] = p;
 	p += fmt_cat(p, SIZE_MAX, "REDLOCK_NAME=", l->name, (char *)NULL) + 1;

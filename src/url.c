@@ -580,6 +580,44 @@ url_same_server(const struct url *a, const struct url *b)
 	return 0;
 }
 
+/*
+ * Copy the URL list s (as $REDLOCK_URL holds it) into out, of at least
+ * strlen(s) + 1 bytes, with each URL's password left out and its user
+ * kept: "redis://u:pw@h" becomes "redis://u@h", "redis://:pw@h"
+ * "redis://h".  A URL's user information ends at the last '@' before
+ * the '/', '?' or '#' that follows its "://", as url_redact() takes it.
+ * Returns 1 when a password was left out, else 0.
+ */
+int
+url_list_drop_passwords(const char *s, char *out)
+{
+	int dropped = 0;
+
+	while (*s != '\0') {
+		const char *a = strstr(s, "://"), *e, *at = NULL, *colon;
+
+		if (a == NULL)
+			break;
+		memcpy(out, s, (size_t)(a + 3 - s));
+		out += a + 3 - s;
+		s = a + 3;
+		e = s + strcspn(s, "/?#");
+		for (const char *c = s; c < e; c++)
+			if (*c == '@')
+				at = c;
+		if (at == NULL || (colon = memchr(s, ':', (size_t)(at - s))) == NULL)
+			continue;
+		memcpy(out, s, (size_t)(colon - s));
+		out += colon - s;
+		if (colon > s)
+			*out++ = '@';
+		s = at + 1;
+		dropped = 1;
+	}
+	strcpy(out, s);
+	return dropped;
+}
+
 /* In URL s with no '@': the length of s up to and including the last
  * ':' of its host part (of all of s when it has no "://") when what
  * follows that ':' (up to '/', '?' or '#') is not a port number; else

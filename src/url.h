@@ -34,6 +34,7 @@ struct url {
 int url_parse(const char *s, struct url *u, char *err, size_t errlen);
 void url_free(struct url *u);
 void url_redact(const char *s, char *buf, size_t len);
+int url_list_drop_passwords(const char *s, char *out);
 void url_name(const struct url *u, char *buf, size_t len);
 int url_same_server(const struct url *a, const struct url *b);
 int url_host_is_ip(const char *host);

@@ -59,6 +59,23 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	REDLOCK_PASSWORD_FILE=$(pwfile pw "$PW\n") run -0 redlock -u "$(auth_url)" job true
 }
 
+@test "REDLOCK_URL reaches the command without its passwords; a nested redlock then takes its password from a file" {
+	local pw
+	pw=$(printf '%s' "$PW" | sed 's/-/%2D/g')
+	# The command sees the servers, not the passwords, of the URLs.
+	REDLOCK_URL="redis://:$pw@127.0.0.1:$(redis_port auth),redis://locker:Locker-Pw-5@127.0.0.1:1" \
+		run -0 --separate-stderr redlock -u "$(auth_url ":$PW")" job sh -c 'echo "$REDLOCK_URL"'
+	assert_output "redis://127.0.0.1:$(redis_port auth),redis://locker@127.0.0.1:1"
+	# Re-entrance through REDLOCK_URL needs the password from elsewhere.
+	REDLOCK_URL="redis://:$pw@127.0.0.1:$(redis_port auth)" run -0 --separate-stderr \
+		redlock job sh -c 'redlock job echo inner; echo "status $?"'
+	assert_output 'status 69'
+	assert_regex "$stderr" 'authentication required'
+	REDLOCK_PASSWORD_FILE=$(pwfile pw "$PW\n") REDLOCK_URL="redis://127.0.0.1:$(redis_port auth)" \
+		run -0 --separate-stderr redlock job sh -c 'redlock job echo inner'
+	assert_output inner
+}
+
 @test "the password comes from the URL, then --password-file, then REDLOCK_PASSWORD, then REDISCLI_AUTH" {
 	local good bad
 	good=$(pwfile good "$PW\n")

@@ -183,6 +183,16 @@ same_server(const char *a, const char *b, int same)
 }
 
 static void
+drops(const char *s, const char *want, int dropped)
+{
+	char buf[256];
+	int d = url_list_drop_passwords(s, buf);
+
+	ok(strcmp(buf, want) == 0 && d == dropped,
+	    "a URL list keeps all but its passwords", s);
+}
+
+static void
 redacts(const char *s, const char *want)
 {
 	char buf[256];
@@ -743,6 +753,13 @@ main(void)
 	redacts("redis://h:6379/0", "redis://h:6379/0");
 	redacts("redis://[::1]:6379", "redis://[::1]:6379");
 	redacts("redis://[::1]/2", "redis://[::1]/2");
+	drops("redis://u:secret@h:1/2", "redis://u@h:1/2", 1);
+	drops("redis://:secret@h", "redis://h", 1);
+	drops("redis://u@h", "redis://u@h", 0);
+	drops("redis://h1,rediss://:se@cret@h2:7/1", "redis://h1,rediss://h2:7/1", 1);
+	drops("redis+sentinel://u:secret@s1:1,s2:2/svc,unix:///s?db=1",
+	    "redis+sentinel://u@s1:1,s2:2/svc,unix:///s?db=1", 1);
+	drops("", "", 0);
 
 	url_more_tests();
 	config_env_tests();
