@@ -148,12 +148,18 @@ holder_of(const struct config *cfg, struct lock_meta *m)
 	return m;
 }
 
-/* How the lock is taken and held: set once, with the lock. */
+/* How the lock is taken and held: set once, with the lock.  release
+ * and extend act on whatever hold their token has (a shared one is
+ * found by asking), so -s or REDLOCK_LIMIT does not make them miss an
+ * exclusive one. */
 static struct lock_policy
 policy_of(const struct config *cfg)
 {
+	int by_token = cfg->verb == VERB_RELEASE || cfg->verb == VERB_EXTEND;
+
 	return (struct lock_policy){
-		.held = getenv("REDLOCK_HELD"), .shared = cfg->shared,
+		.held = getenv("REDLOCK_HELD"),
+		.shared = cfg->shared && !by_token,
 		.limit = cfg->limit, .delay = cfg->lock_delay,
 		.standby = cfg->verb == VERB_RUN && cfg->respawn,
 		.fair = cfg->fair,
@@ -196,10 +202,13 @@ dispatch(const struct config *cfg, int *die_by)
 		/* A usage error, but one that --help cannot explain. */
 		log_error("%s", err);
 		code = EXIT_USAGE;
-	} else if (cfg->shared && n > 1) {
-		/* Known once nodes of one Redis Cluster are one server. */
-		log_usage("-s and --limit need one server: a majority of "
-		    "several cannot bound the number of holders");
+	} else if (cfg->shared && n > 1 &&
+	    (cfg->verb == VERB_RUN || cfg->verb == VERB_ACQUIRE)) {
+		/* Known once nodes of one Redis Cluster are one server; the
+		 * verbs that take nothing find shared holders by token. */
+		log_usage("-s and --limit (REDLOCK_SHARED, REDLOCK_LIMIT) need "
+		    "one server: a majority of several cannot bound the "
+		    "number of holders");
 		code = EXIT_USAGE;
 	} else if (lock_init(&lock, conns, n, cfg->prefix,
 	    cfg->name != NULL ? cfg->name : "", cfg->ttl) < 0) {

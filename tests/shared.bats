@@ -364,6 +364,11 @@ assert o["name"] == "name" and o["count"] == 2 and len(o["holders"]) == 2, o' "$
 	run -0 redlock release -s name "$t2"
 	assert key_absent redlock:name
 	run -1 redlock release name "$t2"
+	# and -s (or REDLOCK_LIMIT) on them does not miss an exclusive hold
+	t1=$(redlock acquire -t 1m name)
+	run -0 redlock extend -s name "$t1"
+	REDLOCK_LIMIT=2 run -0 redlock release name "$t1"
+	assert key_absent redlock:name
 }
 
 @test "acquire --env of a shared lock exports the token and the fence" {
