@@ -40,6 +40,24 @@ failover_words(const struct lock *l, const struct lock_outcome *o,
 	return 1;
 }
 
+/* A shared request turned away with no holder's TTL among the answers:
+ * is l free, so that what keeps it out is an exclusive request waiting
+ * (sh_acquire.lua)?  Asks the servers. */
+static int
+free_but_writer_waits(const struct lock *l, const struct lock_outcome *o)
+{
+	struct lock_view v[l->n];
+	struct lock_outcome io = { 0 };
+	int yes;
+
+	if (!l->policy.shared || o->busy_pttl >= 0 || o->hold_ms > 0)
+		return 0;
+	yes = inspect_lock(l, v, 0, &io) >= l->quorum &&
+	    inspect_agreed(l, v) == NULL;
+	inspect_views_free(v, l->n);
+	return yes;
+}
+
 /* Report a conflict: with -E only under -v, since the caller tests the
  * status it chose. */
 void
@@ -72,8 +90,10 @@ refused_report(const struct config *c, const struct lock *l,
 		log_error("%s", o->err[0] ? o->err : "no quorum of servers");
 		return EXIT_UNAVAILABLE;
 	case LOCK_SELF_SHARED:
-		log_error("lock '%s' is held shared by an enclosing redlock: "
-		    "an exclusive request would wait for itself", c->name);
+		snprintf(m, sizeof(m), "lock '%s' is held shared by an "
+		    "enclosing redlock: an exclusive request would wait for "
+		    "itself", c->name);
+		refused_conflict(c, m);
 		return c->conflict_exit;
 	case LOCK_BUSY:
 		/* Only held back (no holder's TTL among the answers): say
@@ -83,6 +103,11 @@ refused_report(const struct config *c, const struct lock *l,
 		    failover_words(l, o, why, sizeof(why))))
 			snprintf(m, sizeof(m), c->wait == 0 ? "lock '%s' is %s" :
 			    "timed out waiting for lock '%s' (%s)", c->name, why);
+		else if (free_but_writer_waits(l, o))
+			snprintf(m, sizeof(m), c->wait == 0 ? "lock '%s' is %s" :
+			    "timed out waiting for lock '%s' (%s)", c->name,
+			    "free, but an exclusive request waits for it, and "
+			    "shared ones wait behind it");
 		else if (c->wait == 0)
 			snprintf(m, sizeof(m), "lock '%s' is held by someone "
 			    "else", c->name);

@@ -236,6 +236,20 @@ exists() { [[ $(py "print(r.exists($(aux "redlock:$1" "$2")))") == 1 ]]; }
 	assert_equal "$BG_STATUS" 0
 }
 
+@test "a shared request kept out of a free lock by a waiting exclusive request says so, as status shows it" {
+	# An exclusive request's place among the waiting writers, lapsing in
+	# a minute (server milliseconds), as acquire.lua writes it.
+	py "s, us = r.time(); r.zadd($(aux redlock:name xwait), {'w-1': s * 1000 + us // 1000 + 60000})"
+	run -1 redlock status name
+	assert_line 'state:   free'
+	run -1 --separate-stderr redlock -s -n name true
+	assert_equal "$stderr" "redlock: lock 'name' is free, but an exclusive request waits for it, and shared ones wait behind it"
+	run -1 --separate-stderr redlock -s -w 0.2 name true
+	assert_equal "$stderr" "redlock: timed out waiting for lock 'name' (free, but an exclusive request waits for it, and shared ones wait behind it)"
+	run -0 redlock -n name true
+	py "r.delete($(aux redlock:name xwait))"
+}
+
 @test "a SIGKILLed shared holder stops counting when its lease ends on the server" {
 	hold_lock a --limit 2 -t 1s name
 	hold_lock b --limit 2 -t 1s name
@@ -393,6 +407,9 @@ assert o["name"] == "name" and o["count"] == 2 and len(o["holders"]) == 2, o' "$
 @test "an exclusive request inside a shared holder of the same name fails at once" {
 	run -1 --separate-stderr redlock -s name "$RL" name true
 	assert_equal "$stderr" "redlock: lock 'name' is held shared by an enclosing redlock: an exclusive request would wait for itself"
+	# A status the caller chose (-E) makes it quiet, as any conflict.
+	run -7 --separate-stderr redlock -s name "$RL" -E 7 name true
+	assert_equal "$stderr" ''
 }
 
 @test "a shared request inside an exclusive holder of the same name is re-entrant" {
