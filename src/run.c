@@ -46,7 +46,10 @@ once_words(const struct release *rel, int ok)
 
 /*
  * Release the lock as soon as the command is done, so that a waiter
- * gets it at once; with --min-hold leave it to expire later instead.
+ * gets it at once; with --min-hold leave it to expire later instead,
+ * unless the lock was lost, the command could not be started (a host
+ * without it would hold the others back) or redlock stop or --replace
+ * asked for it.
  * done: a success of --once-per to record with the release (its period,
  * 0: none, and since when the period was found open).  The renewal
  * thread has been stopped, so the connections are ours and nothing can
@@ -59,7 +62,8 @@ finish(const struct run *r, int64_t done_period, int64_t done_since)
 	const struct lock *l = r->lock;
 	const struct grant *g = r->grant;
 	struct lock_outcome o = { 0 };
-	int64_t keep = r->lost ? 0 : c->min_hold - (clock_ms() - g->granted_at);
+	int64_t keep = r->lost || r->not_run || r->stop_asked ? 0 :
+	    c->min_hold - (clock_ms() - g->granted_at);
 	struct release rel = { .token = g->token,
 	    .keep_ms = keep > 0 ? keep : 0, .brief = r->lost,
 	    .done_period = done_period, .done_since = done_since };
@@ -111,6 +115,7 @@ spawn(const struct config *c, struct run *r)
 		    "(redlock was stopped past the lease)", c->name);
 		return EXIT_LOST;
 	}
+	r->not_run = 1;
 	log_error("cannot run '%s': %s", argv[0], strerror(r->child.exec_errno));
 	return r->child.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }

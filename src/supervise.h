@@ -26,6 +26,7 @@ struct run {
 	int stopping;
 	int lost;		/* the lock was lost: exit 75 */
 	int timed_out;		/* --max-time ran out: exit 124 */
+	int not_run;		/* the command could not be started */
 	int stop_asked;		/* redlock stop asked us: stopping as on
 				 * SIGTERM, the command's status is ours */
 };

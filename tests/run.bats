@@ -290,3 +290,13 @@ free_now() { redlock -n "$@" true >/dev/null 2>&1; }
 	t1=$(now_ms)
 	assert [ $((t1 - t0)) -ge 2950 ]
 }
+
+@test "--min-hold does not keep a lock whose command could not be started" {
+	run -127 --separate-stderr redlock --min-hold 1m name "$BATS_TEST_TMPDIR/no-such-command"
+	assert key_absent redlock:name
+	run -126 --separate-stderr redlock --min-hold 1m name "$BATS_TEST_TMPDIR"
+	assert key_absent redlock:name
+	# A command that ran and exited 127 itself keeps it.
+	run -127 redlock --min-hold 1m name sh -c 'exit 127'
+	run -1 redlock -n name true
+}

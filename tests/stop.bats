@@ -38,6 +38,19 @@ FOREVER='i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
 	run -1 redlock status name
 }
 
+@test "a holder under --min-hold that stop ends releases at once, and so does one that --replace ends" {
+	hold h -t 3s --min-hold 1m name -- "exec sleep 60"
+	run -0 redlock stop -w 10 name
+	bg_wait h 5
+	assert_equal "$BG_STATUS" 143
+	assert key_absent redlock:name
+	hold h2 -t 3s --min-hold 1m name -- "exec sleep 60"
+	run -0 redlock --replace -w 10 name echo replaced
+	assert_output replaced
+	bg_wait h2 5
+	assert_equal "$BG_STATUS" 143
+}
+
 @test "a command that traps SIGTERM and exits 3 makes the holder exit 3" {
 	hold h -t 1s name -- "trap 'exit 3' TERM; $FOREVER"
 	run -0 redlock stop name
