@@ -74,7 +74,7 @@ metrics(struct monitor *m, const struct metrics_event *e, int64_t patience)
 	const struct config *c = m->cfg;
 	char err[256];
 
-	if (c->metrics_dir == NULL ||
+	if (c->metrics_dir == NULL || m->inner ||
 	    metrics_write(c, e, patience, err, sizeof(err)) == 0 ||
 	    m->warned)
 		return;
@@ -184,8 +184,8 @@ ended(struct monitor *m, enum outcome o, int code, int *die_by)
 	char err[384];
 
 	metrics(m, &e, MONITOR_END_PATIENCE_MS);
-	if (c->record && m->acquired && record_run(m->lock, &run, err,
-	    sizeof(err)) < 0)
+	if (c->record && m->acquired && !m->inner &&
+	    record_run(m->lock, &run, err, sizeof(err)) < 0)
 		log_error("cannot keep the run record of lock '%s': %s",
 		    c->name, err);
 	/* Without an on-start hook there is no runner to wait for (and

@@ -20,6 +20,8 @@ struct monitor {
 	int64_t started;	/* clock_ms() when the command started, or 0 */
 	int64_t start_wall;	/* the same on the wall clock */
 	int start_fd;		/* the --on-start runner's pipe, or -1 */
+	int inner;		/* re-entrant: the lock and its metrics and run
+				 * record are the enclosing redlock's */
 	int warned;		/* the metrics warning was given */
 	int end_signal;		/* asked redlock to end during the hooks */
 	enum outcome outcome;	/* the run's, once monitor_done() said it */

@@ -286,6 +286,7 @@ run_command(const struct config *c, const struct lock *l, int claim,
 		    refused_report(c, l, res, &o, die_by), die_by);
 	}
 	r.held = res == LOCK_HELD;
+	mon.inner = !r.held;
 	if ((code = phase_once(c, l, g, res, &since)) >= 0) {
 		supervise_stand_down(&r);
 		return monitor_done_before(&mon, code, die_by);

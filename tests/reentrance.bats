@@ -21,6 +21,19 @@ bounded() {
 	assert key_absent redlock:name
 }
 
+@test "the inner redlock leaves the metrics file and the run record to the outer one" {
+	local d=$BATS_TEST_TMPDIR/metrics
+	mkdir "$d"
+	run -0 bounded --metrics-dir "$d" --record name sh -c '
+		redlock --metrics-dir "$1" --record name true || exit 10
+		grep -h "^redlock_running{" "$1"/*.prom' sh "$d"
+	assert_output --regexp '^redlock_running\{.*\} 1$'
+	run -0 grep -h '^redlock_runs_total{outcome="ok"' "$d"/*.prom
+	assert_output --regexp ' 1$'
+	run -0 redlock runs --json name
+	assert_output --partial '"ok":1,'
+}
+
 @test "the inner redlock leaves the lock to the outer one" {
 	# shellcheck disable=SC2016
 	run -0 bounded name sh -c '
