@@ -298,6 +298,14 @@ monitor_done(struct monitor *m, const struct run *r, int code, int die_by)
 	return m->outcome;
 }
 
+/* The release found that the lock was lost while the command ran,
+ * after monitor_done() (finish() in run.c): the outcome is lost. */
+void
+monitor_lost(struct monitor *m)
+{
+	m->outcome = OUTCOME_LOST;
+}
+
 /* The lock is released after the run monitor_done() told of, whose
  * status is code.  Returns the exit status (see ended()). */
 int

@@ -39,6 +39,7 @@ void monitor_starting(struct monitor *m);
 void monitor_started(struct monitor *m, int code);
 enum outcome monitor_done(struct monitor *m, const struct run *r, int code,
     int die_by);
+void monitor_lost(struct monitor *m);
 int monitor_end(struct monitor *m, int code, int *die_by);
 void monitor_pausing(const struct lock *l, int round, int code,
     int64_t pause_ms);

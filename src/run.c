@@ -49,13 +49,16 @@ once_words(const struct release *rel, int ok)
  * gets it at once; with --min-hold leave it to expire later instead,
  * unless the lock was lost, the command could not be started (a host
  * without it would hold the others back) or redlock stop or --replace
- * asked for it.
+ * asked for it.  Returns 1 when every server answered and the token
+ * held the lock on no majority of them: it was lost while the command
+ * ran (broken, or taken over after a server lost the key), before a
+ * renewal could tell; else 0.
  * done: a success of --once-per to record with the release (its period,
  * 0: none, and since when the period was found open).  The renewal
  * thread has been stopped, so the connections are ours and nothing can
  * extend the lease behind our back.
  */
-static void
+static int
 finish(const struct run *r, int64_t done_period, int64_t done_since)
 {
 	const struct config *c = r->cfg;
@@ -77,14 +80,22 @@ finish(const struct run *r, int64_t done_period, int64_t done_since)
 		lock_expire(l, g->token, &others, &o);
 		log_info("lock '%s' left to expire: --lock-delay holds it back",
 		    c->name);
-		return;
+		return 0;
 	}
 	ok = lock_release(l, &rel, &others, &o);
-	if (ok < l->quorum && !r->lost)
-		log_error("could not release lock '%s'%s%s%s", c->name,
-		    o.err[0] ? ": " : "", o.err, once_words(&rel, ok));
-	else
+	if (ok >= l->quorum || r->lost) {
 		log_info("released lock '%s'", c->name);
+		return 0;
+	}
+	if (o.err[0] == '\0') {
+		log_error("lock '%s' was lost while the command ran: %s at "
+		    "its release%s", c->name, others > 0 ? "another holder had "
+		    "it" : "it was free", once_words(&rel, ok));
+		return 1;
+	}
+	log_error("could not release lock '%s': %s%s", c->name, o.err,
+	    once_words(&rel, ok));
+	return 0;
 }
 
 /* Start the guard, then the command with the lock's environment; on
@@ -229,14 +240,15 @@ phase_supervise(struct run *r, int *die_by)
 /*
  * Release: the command is done (code, die_by), supervision ends, the
  * monitor hears the outcome, the lock is released (finish()) and then
- * the guard stands down.
+ * the guard stands down.  Returns the run's status: code, or 75 when
+ * the release found the lock lost.
  * --once-per: a success (ok, not a command that exited 0 after redlock
  * stop or --replace asked it to) closes the period in which the lock
  * was got (found open at since); the release records it, or for a
  * re-entrant run, whose release is its enclosing redlock's, a script of
  * its own (once.c).
  */
-static void
+static int
 phase_release(struct run *r, struct monitor *mon, int code, int die_by,
     int64_t since)
 {
@@ -248,11 +260,18 @@ phase_release(struct run *r, struct monitor *mon, int code, int die_by,
 	    c->once_per > 0;
 	if (succeeded && !r->held)
 		once_mark(c, r->lock, r->grant, since);
-	if (r->held)
-		finish(r, succeeded ? c->once_per : 0, since);
+	if (r->held && finish(r, succeeded ? c->once_per : 0, since) &&
+	    die_by == 0) {
+		/* Lost, as --on-lost ignore would have it (the release
+		 * recorded no --once-per success). */
+		r->lost = 1;
+		code = EXIT_LOST;
+		monitor_lost(mon);
+	}
 	supervise_stand_down(r);
 	if (r->held && r->stop_asked)
 		lock_notify_stopped(r->lock);
+	return code;
 }
 
 /*
@@ -294,6 +313,6 @@ run_command(const struct config *c, const struct lock *l, int claim,
 	code = phase_start(c, &mon, &r);
 	if (code == 0)
 		code = phase_supervise(&r, die_by);
-	phase_release(&r, &mon, code, *die_by, since);
+	code = phase_release(&r, &mon, code, *die_by, since);
 	return monitor_end(&mon, code, die_by);
 }

@@ -393,6 +393,22 @@ print(" ".join(sorted(json.loads(l)["name"] for l in sys.stdin)))')
 	assert wait_for_exit "$child" 5
 }
 
+@test "a holder whose lock is broken, or taken over, before its next renewal finds out at the release and exits 75" {
+	local d=$BATS_TEST_TMPDIR
+	# Its command ends well before the renewal at a third of the TTL.
+	run -75 --separate-stderr redlock -t 1m --record deploy sh -c 'redlock break deploy 2>/dev/null; exit 0'
+	assert_equal "$stderr" "redlock: lock 'deploy' was lost while the command ran: it was free at its release"
+	run -0 redlock runs deploy
+	assert_output --regexp 'deploy +lost +75 '
+	run -75 --separate-stderr redlock -t 1m deploy sh -c '
+		redlock break deploy 2>/dev/null; redlock acquire -t 1m deploy >"$1"; exit 3' sh "$d/tok"
+	assert_equal "$stderr" "redlock: lock 'deploy' was lost while the command ran: another holder had it at its release"
+	assert_equal "$(rcli GET redlock:deploy)" "$(cat "$d/tok")"
+	# --on-lost ignore is no different: the lock was lost all the same.
+	run -0 redlock release deploy "$(cat "$d/tok")"
+	run -75 redlock --on-lost ignore -t 1m deploy sh -c 'redlock break deploy 2>/dev/null'
+}
+
 @test "a waiter gets a broken lock at once" {
 	acquire_tok deploy -t 10m >/dev/null
 	bg_start w "$RL" deploy touch "$BATS_TEST_TMPDIR/w.got"
