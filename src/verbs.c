@@ -89,11 +89,14 @@ verb_acquire(const struct config *c, const struct lock *l, int *die_by)
 		return refused_report(c, l, res, &o, die_by);
 	if (acquire_output(c, l, &g) == 0)
 		return 0;
-	if (res == LOCK_HELD)
+	if (res == LOCK_HELD) {
 		lock_release(l, &(struct release){ .token = g.token }, &others,
 		    &o);
-	log_error("cannot write the token of lock '%s' to stdout; released it",
-	    c->name);
+		log_error("cannot write the token of lock '%s' to stdout; "
+		    "released it", c->name);
+	} else
+		log_error("cannot write the token of lock '%s' to stdout; the "
+		    "lock stays with the enclosing redlock", c->name);
 	return EXIT_IOERR;
 }
 

@@ -111,6 +111,15 @@ print(v if isinstance(v, str) else repr(v))' "$1" "$2"
 	assert key_absent redlock:name
 }
 
+@test "a re-entrant acquire that cannot write its token says that the lock stays with the enclosing redlock" {
+	run -0 --separate-stderr redlock name sh -c '
+		redlock acquire name >&-; echo "status $?"
+		redis-cli -s "$REDIS_SOCK" GET "$REDLOCK_KEY"; echo "$REDLOCK_TOKEN"'
+	assert_line -n 0 'status 74'
+	assert_equal "${lines[1]}" "${lines[2]}"
+	assert_equal "$stderr" "redlock: cannot write the token of lock 'name' to stdout; the lock stays with the enclosing redlock"
+}
+
 # --- release ------------------------------------------------------------------
 
 @test "release with the holding token frees the lock" {
