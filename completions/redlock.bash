@@ -50,6 +50,28 @@ _redlock_lock_names()
 }
 
 # Add to COMPREPLY the words of the list $2 that begin with $1.
+# The URLs of $REDLOCK_URL, one a line: a comma or blank followed by a scheme
+# starts the next one (the commas of a Sentinel URL's hosts stay in
+# it), and a URL with user information is left out, since it may hold
+# a password that the terminal would show.
+_redlock_env_urls()
+{
+    local -a parts urls=()
+    local p
+    IFS=$', \t' read -r -a parts <<<"${REDLOCK_URL:-}"
+    for p in "${parts[@]}"; do
+        [[ -n $p ]] || continue
+        if [[ ${#urls[@]} -eq 0 || $p =~ ^[A-Za-z][A-Za-z0-9+.-]*:// ]]; then
+            urls+=("$p")
+        else
+            urls[${#urls[@]} - 1]+=",$p"
+        fi
+    done
+    for p in "${urls[@]}"; do
+        [[ -n $p && $p != *@* ]] && printf '%s\n' "$p"
+    done
+}
+
 _redlock_add()
 {
     local cur=$1 w
@@ -186,8 +208,8 @@ _redlock()
             compopt -o filenames 2>/dev/null
             mapfile -t COMPREPLY < <(compgen -d -- "$val") ;;
         -u | --url | -[!-]*u)
-            # The defaults, and the URLs of $REDLOCK_URL split at commas.
-            _redlock_add "$val" "${REDLOCK_URL//,/ } redis://127.0.0.1:6379
+            # The defaults, and the URLs of $REDLOCK_URL.
+            _redlock_add "$val" "$(_redlock_env_urls) redis://127.0.0.1:6379
                 redis://localhost:6379 rediss://localhost:6379
                 unix:///run/redis/redis-server.sock"
             ;;

@@ -140,8 +140,19 @@ function __redlock_durations
     end
 end
 
+# $REDLOCK_URL: a comma or blank followed by a scheme starts the next URL (the
+# commas of a Sentinel URL's hosts stay in it); a URL with user
+# information may hold a password, which the terminal would show.
 function __redlock_urls
-    string split , -- $REDLOCK_URL
+    set -l urls
+    for p in (string split -n -- , (string replace -ra '\s' , -- "$REDLOCK_URL"))
+        if test (count $urls) -eq 0; or string match -qr '^[A-Za-z][A-Za-z0-9+.-]*://' -- $p
+            set -a urls $p
+        else
+            set urls[-1] "$urls[-1],$p"
+        end
+    end
+    string match -v -- '*@*' $urls | string match -v -- ''
     printf '%s\n' redis://127.0.0.1:6379 redis://localhost:6379 \
         rediss://localhost:6379 unix:///run/redis/redis-server.sock
 end

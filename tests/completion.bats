@@ -147,6 +147,39 @@ complete_words() {
 	assert_output 'list --json -q -p x:'
 }
 
+# The URLs each shell offers after -u, with REDLOCK_URL holding a
+# Sentinel URL (commas among its hosts), a blank and a URL with a
+# password: each URL whole, and none with user information.
+ENV_URLS='redis+sentinel://s1:26379,s2:26379/mymaster, redis://r3:6379,redis://:pw-9f3@h:1'
+assert_env_urls() {
+	assert_line 'redis+sentinel://s1:26379,s2:26379/mymaster'
+	assert_line 'redis://r3:6379'
+	refute_line 's2:26379/mymaster'
+	refute_output --partial 'pw-9f3'
+}
+
+@test "bash offers the URLs of REDLOCK_URL whole after -u, split only where a scheme starts, and none with a password" {
+	REDLOCK_URL=$ENV_URLS run complete_words redlock -u ''
+	assert_success
+	assert_env_urls
+}
+
+@test "zsh and fish offer the URLs of REDLOCK_URL as bash does" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	command -v fish >/dev/null || skip "fish is not installed"
+	# zsh: the completion's function, with _wanted printing what it adds.
+	REDLOCK_URL=$ENV_URLS run zsh -fc '
+		compdef() { :; }; _arguments() { :; }
+		source "$1" >/dev/null 2>&1
+		_wanted() { local a=${@[-1]}; print -l -- ${(P)a}; }
+		_redlock_urls' zsh "$REPO/completions/_redlock"
+	assert_success
+	assert_env_urls
+	REDLOCK_URL=$ENV_URLS run fish -c 'source $argv[1]; __redlock_urls' "$REPO/completions/redlock.fish"
+	assert_success
+	assert_env_urls
+}
+
 @test "the bash completion passes shellcheck" {
 	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
 	run shellcheck "$REPO/completions/redlock.bash"
