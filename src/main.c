@@ -20,6 +20,7 @@
 #include "guard.h"
 #include "lock.h"
 #include "log.h"
+#include "proto.h"
 #include "quorum.h"
 #include "respawn.h"
 #include "run.h"
@@ -166,6 +167,30 @@ policy_of(const struct config *cfg)
 	};
 }
 
+/* Does the key of cfg's NAME (the prefix and NAME) name the auxiliary
+ * keys of another lock too?  Then say so, a usage error: the two
+ * would share their fencing counter, holder record and queues. */
+static int
+key_shared(const struct config *cfg)
+{
+	size_t pl = strlen(cfg->prefix), nl = strlen(cfg->name);
+	char *k = malloc(pl + nl + 1);
+	int shared;
+
+	if (k == NULL)
+		return 0;
+	memcpy(k, cfg->prefix, pl);
+	memcpy(k + pl, cfg->name, nl + 1);
+	shared = proto_aux_shared(k, pl + nl);
+	free(k);
+	if (shared)
+		log_usage("the key '%s%s' would share the auxiliary keys of "
+		    "another lock (see redlock-protocol(7)): use a prefix "
+		    "that does not start with '{', or another NAME",
+		    cfg->prefix, cfg->name);
+	return shared;
+}
+
 /* Connect to the servers lazily (conn.c; the one server of the forms
  * that take the lock at once, conn_start()), take the signals, set the
  * lock up once and do what was asked. */
@@ -182,6 +207,10 @@ dispatch(const struct config *cfg, int *die_by)
 	if (conns == NULL) {
 		log_error("out of memory");
 		return EXIT_INTERNAL;
+	}
+	if (cfg->name != NULL && key_shared(cfg)) {
+		free(conns);
+		return EXIT_USAGE;
 	}
 	for (int i = 0; i < cfg->nurls; i++) {
 		conn_init(&conns[i], &cfg->urls[i], cfg->password);

@@ -139,6 +139,31 @@ aux_key(const char *k, size_t n, const char *suffix, size_t *len)
 	return b;
 }
 
+/*
+ * Would key K's auxiliary keys be another key's too (aux_key())?  Only a
+ * K that starts with '{' and has a tag can: "{X}" is also the base of
+ * X, and "{T}X" that of an X with a '}' but no tag whose slot's tag is
+ * T.  With the default prefix no K starts with '{'.
+ */
+int
+proto_aux_shared(const char *k, size_t n)
+{
+	const char *close, *rest;
+	size_t tl, rl;
+	char tag[4];
+
+	if (n < 3 || k[0] != '{' || !slot_has_tag(k, n))
+		return 0;
+	close = memchr(k, '}', n);
+	tl = (size_t)(close - k) - 1;
+	rest = close + 1;
+	rl = n - tl - 2;
+	if (rl == 0)
+		return 1;
+	return memchr(rest, '}', rl) != NULL && !slot_has_tag(rest, rl) &&
+	    slot_tag(slot_of(rest, rl), tag) == tl && memcmp(tag, k + 1, tl) == 0;
+}
+
 /* An auxiliary key of K named suffix, as aux_key() makes them, for the
  * modules that keep keys of their own beside a lock (record.c). */
 char *

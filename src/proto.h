@@ -98,6 +98,7 @@ struct args {
 int proto_keys(struct keys *k, const char *prefix, const char *name);
 void proto_keys_free(struct keys *k);
 char *proto_aux_key(const char *k, size_t n, const char *suffix, size_t *len);
+int proto_aux_shared(const char *k, size_t n);
 void args_add(struct args *a, const char *s, size_t n);
 void args_str(struct args *a, const char *s);
 void args_num(struct args *a, long long v);

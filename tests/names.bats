@@ -101,6 +101,18 @@ assert_exact_key() {
 	assert_exact_key $'odd\nname' ''
 }
 
+@test "with an empty prefix, a NAME that is all one hash tag is a usage error: its auxiliary keys would be another NAME's" {
+	# '{deploy}' would keep its fencing counter, record and queues where
+	# 'deploy' keeps them (redlock-protocol(7)).
+	run -64 --separate-stderr redlock -p '' '{deploy}' true
+	assert_regex "$stderr" "^redlock: the key '\{deploy\}' would share the auxiliary keys of another lock"
+	run -64 redlock -p '' acquire '{deploy}'
+	assert_equal "$(rcli DBSIZE)" 0
+	run -0 redlock -p '' deploy true
+	run -0 redlock -p '' '{deploy}:x' true
+	run -0 redlock '{deploy}' true
+}
+
 @test "names that differ by one byte are different locks" {
 	hold_lock h a
 	run -0 redlock -n 'a ' true

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "config.h"
 #include "fmt.h"
+#include "proto.h"
 #include "scripts.h"
 #include "sha1.h"
 #include "url.h"
@@ -180,6 +181,30 @@ same_server(const char *a, const char *b, int same)
 	    same ? "URLs name the same server" : "URLs name other servers", what);
 	url_free(&ua);
 	url_free(&ub);
+}
+
+/* Does proto_aux_shared() say of key k what want says? */
+static void
+aux_shared(const char *k, int want)
+{
+	ok(proto_aux_shared(k, strlen(k)) == want, want ?
+	    "a key that names another lock's auxiliary keys is found" :
+	    "a key whose auxiliary keys are its own passes", k);
+}
+
+/* The auxiliary keys of other, a key with a '}' but no tag, are those
+ * of "{T}other" (T: its slot's tag), which proto_aux_shared() finds. */
+static void
+aux_shared_tagged(const char *other)
+{
+	size_t l;
+	char *a = proto_aux_key(other, strlen(other), "fence", &l);
+	char k[64];
+	size_t base = strlen(a);	/* up to the NUL before "fence" */
+
+	snprintf(k, sizeof(k), "%.*s", (int)base, a);
+	aux_shared(k, 1);
+	free(a);
 }
 
 static void
@@ -760,6 +785,17 @@ main(void)
 	drops("redis+sentinel://u:secret@s1:1,s2:2/svc,unix:///s?db=1",
 	    "redis+sentinel://u@s1:1,s2:2/svc,unix:///s?db=1", 1);
 	drops("", "", 0);
+	/* Keys whose auxiliary keys another key has too (-p ''): "{X}" is
+	 * X's base, "{T}X" that of an X with a '}' but no tag. */
+	aux_shared("{deploy}", 1);
+	aux_shared("{a{b}", 1);
+	aux_shared_tagged("a}b");
+	aux_shared_tagged("}");
+	aux_shared("deploy", 0);
+	aux_shared("redlock:{deploy}", 0);
+	aux_shared("{deploy}x", 0);
+	aux_shared("{}", 0);
+	aux_shared("{a}b}c{", 0);
 
 	url_more_tests();
 	config_env_tests();
