@@ -87,8 +87,12 @@ verb_acquire(const struct config *c, const struct lock *l, int *die_by)
 	    .claim = c->replace, .intr_fd = sig_fd() }, &g, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return refused_report(c, l, res, &o, die_by);
-	if (acquire_output(c, l, &g) == 0)
+	if (acquire_output(c, l, &g) == 0) {
+		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
+		    l->policy.shared ? " shared" : "", g.fence,
+		    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 		return 0;
+	}
 	if (res == LOCK_HELD) {
 		lock_release(l, &(struct release){ .token = g.token }, &others,
 		    &o);
@@ -185,8 +189,11 @@ verb_token(const struct config *c, const struct lock *l, int extend)
 	if (ok >= l->quorum && o.stop)
 		log_error("lock '%s': redlock stop asked this holder to stop; "
 		    "release it when you can", c->name);
-	if (ok >= l->quorum)
+	if (ok >= l->quorum) {
+		log_info("%s lock '%s'", extend ? "extended" : "released",
+		    c->name);
 		return 0;
+	}
 	if (o.err[0] != '\0' && others + ok < l->quorum) {
 		log_error("%s", o.err);
 		return EXIT_UNAVAILABLE;

@@ -148,6 +148,21 @@ print(v if isinstance(v, str) else repr(v))' "$1" "$2"
 	run -5 redlock release -E 5 deploy 00000000-0000-4000-8000-000000000000
 }
 
+@test "-v on acquire, extend and release says what each did; without it they say nothing" {
+	local tok
+	run -0 --separate-stderr redlock -v acquire deploy
+	tok=$output
+	assert_regex "$stderr" "^redlock: acquired lock 'deploy' \(fence [0-9]+\)$"
+	run -0 --separate-stderr redlock -v extend deploy "$tok"
+	assert_equal "$stderr" "redlock: extended lock 'deploy'"
+	run -0 --separate-stderr redlock -v release deploy "$tok"
+	assert_equal "$stderr" "redlock: released lock 'deploy'"
+	run -0 --separate-stderr redlock acquire deploy
+	assert_equal "$stderr" ''
+	run -0 --separate-stderr redlock release deploy "$output"
+	assert_equal "$stderr" ''
+}
+
 @test "a token can release its lock only once" {
 	local tok
 	tok=$(acquire_tok deploy -t 1m)
