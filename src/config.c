@@ -448,6 +448,31 @@ check_fair(struct config *c, struct parse *p)
 	return CONFIG_OK;
 }
 
+/* The output options, each for some verbs only: given on the command
+ * line to another, a usage error rather than nothing (their variables
+ * may be set for the verbs that take them). */
+static int
+check_verb_flags(const struct config *c, struct parse *p)
+{
+	static const struct {
+		int opt;
+		const char *name, *verbs;
+		unsigned mask;
+	} only[] = {
+		{ OPT_ENV, "--env", "acquire", 1u << VERB_ACQUIRE },
+		{ OPT_JSON, "--json", "status, list and runs",
+		    1u << VERB_STATUS | 1u << VERB_LIST | 1u << VERB_RUNS },
+		{ OPT_PROM, "--prom", "runs", 1u << VERB_RUNS },
+		{ OPT_FENCE, "--fence", "break", 1u << VERB_BREAK },
+	};
+
+	for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++)
+		if (p->seen[only[i].opt] && !(only[i].mask & 1u << c->verb))
+			return bad(p, "%s is for %s, not for '%s'", only[i].name,
+			    only[i].verbs, config_verbs[c->verb]);
+	return CONFIG_OK;
+}
+
 /* The options of a command (-c, and the scheduling options of
  * redlock-scheduling(7)) against the rest: a verb has no command to run; they concern the one holder of an
  * exclusive lock; --replace waits for the holders it asks to stop. */
@@ -527,6 +552,8 @@ settle(struct config *c, struct parse *p)
 	free(envlist);
 	if (rc == CONFIG_OK)
 		rc = check_run_options(c, p);
+	if (rc == CONFIG_OK)
+		rc = check_verb_flags(c, p);
 	return rc;
 }
 

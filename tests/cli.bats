@@ -49,6 +49,17 @@ assert_no_contact() {
 	done
 }
 
+@test "--env, --json, --prom and --fence on a verb that does not take them are usage errors that name the verbs that do" {
+	run -64 --separate-stderr redlock --json name true
+	assert_regex "$stderr" "^redlock: --json is for status, list and runs, not for 'run'"
+	run -64 --separate-stderr redlock --env release name tok
+	assert_regex "$stderr" "^redlock: --env is for acquire, not for 'release'"
+	run -64 --separate-stderr redlock --prom status name
+	assert_regex "$stderr" "^redlock: --prom is for runs, not for 'status'"
+	run -64 --separate-stderr redlock --fence stop name
+	assert_regex "$stderr" "^redlock: --fence is for break, not for 'stop'"
+}
+
 @test "-h prints the same help as --help" {
 	run -0 redlock --help
 	local long=$output
