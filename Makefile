@@ -83,7 +83,7 @@ OBJS = $(SRCS:.c=.o)
 UNIT_OBJS = src/url.o src/clock.o src/lease.o src/config.o src/config_args.o \
 	src/config_env.o src/log.o
 UNIT_OBJS += src/config_opts.o src/scripts.o src/sha1.o src/fmt.o src/proto.o \
-	src/slot.o
+	src/slot.o src/utf8.o
 
 all: redlock
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utf8.h"
+
 static int level = LOG_NORMAL;
 
 void
@@ -28,7 +30,9 @@ log_level(void)
 /*
  * Print one line with a single write so that lines from the renewal
  * thread and the main thread never interleave mid-line.  Control
- * characters (a NAME may hold a newline) are shown as '?'.
+ * characters (a NAME may hold a newline), C1 controls among them, and
+ * bytes that are not UTF-8 are shown as '?', so that nothing reaches the
+ * terminal as an escape sequence.
  */
 static void
 emit(const char *fmt, va_list ap)
@@ -43,9 +47,19 @@ emit(const char *fmt, va_list ap)
 	if (r < 0)
 		return;
 	n = 9 + ((size_t)r < sizeof(buf) - 10 ? (size_t)r : sizeof(buf) - 11);
-	for (size_t i = 9; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-			buf[i] = '?';
+	for (size_t i = 9, k; i < n; i += k) {
+		const unsigned char *u = (const unsigned char *)buf + i;
+
+		k = utf8_seq(u, n - i);
+		if (k == 1 && *u >= 0x20 && *u != 0x7f)
+			continue;
+		if (k >= 2 && !(*u == 0xc2 && u[1] < 0xa0))
+			continue;
+		/* A control, C1 (U+0080 to U+009F) too, or a byte that is
+		 * not UTF-8: '?' for each of its bytes. */
+		k = k == 0 ? 1 : k;
+		memset(buf + i, '?', k);
+	}
 	buf[n++] = '\n';
 	fwrite(buf, 1, n, stderr);
 }

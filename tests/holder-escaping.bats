@@ -180,3 +180,11 @@ has_c1() {
 	run -0 python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]' <<<"$output"
 	redlock release hostile "$tok"
 }
+
+@test "diagnostics show a NAME's controls, C1 ones raw or in UTF-8, and bytes that are not UTF-8 as '?'; other UTF-8 stays" {
+	local name=$'a\x9bb\xc2\x9bc\xff\n\e[2J\xc3\xa9'
+	run -1 --separate-stderr redlock release "$name" tok
+	assert_equal "$stderr" "redlock: cannot release lock 'a?b??c???[2Jé': it is not held"
+	run -1 --separate-stderr redlock break "$name"
+	assert_equal "$stderr" "redlock: lock 'a?b??c???[2Jé' was not held"
+}
