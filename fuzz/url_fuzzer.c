@@ -1,6 +1,6 @@
 /*
- * url_fuzzer.c - libFuzzer target for src/url.c: url_parse(), url_name()
- * and url_redact().
+ * url_fuzzer.c - libFuzzer target for src/url.c and src/url_redact.c:
+ * url_parse(), url_name() and url_redact().
  *
  * The input is one URL (bytes up to the first NUL; argv cannot hold a
  * NUL).  Besides what ASan/UBSan/LSan catch, it checks the contract:
@@ -13,7 +13,8 @@
  *   - url_redact(), which is what an "invalid URL" message shows, hides
  *     everything between "://" and the last '@' (the user information,
  *     which may hold a password, whatever characters the password has)
- *     and every value of the query after it.
+ *     and every value of the query after it; without an '@', what
+ *     follows a host's ':' that is not a port (a forgotten '@').
  * A violated check calls abort(), which libFuzzer reports as a crash.
  */
 #include <stddef.h>
@@ -58,7 +59,31 @@ want_query(const char *q, char *want, size_t len)
 	want[o] = '\0';
 }
 
-/* What url_redact(s) must print: s without such an '@'; else s with
+/* In s without an '@': where what follows the last ':' of the host
+ * part (after "://" up to '/', '?' or '#'; all of s without "://"),
+ * not after a ']', starts when it holds something other than digits,
+ * which may be a password whose '@' was forgotten; else NULL. */
+static const char *
+not_a_port(const char *s)
+{
+	const char *a = strstr(s, "://"), *e, *colon = NULL;
+
+	e = a != NULL ? a + 3 + strcspn(a + 3, "/?#") : s + strlen(s);
+	for (const char *c = a != NULL ? a + 3 : s; c < e; c++)
+		if (*c == ':')
+			colon = c;
+		else if (*c == ']')
+			colon = NULL;
+	if (colon == NULL)
+		return NULL;
+	for (const char *d = colon + 1; d < e; d++)
+		if (*d < '0' || *d > '9')
+			return colon + 1;
+	return NULL;
+}
+
+/* What url_redact(s) must print: s without such an '@', or up to a
+ * ':' that no port follows (not_a_port()) and then "***"; else s with
  * everything before its last '@' from after "://" (when "://" comes
  * before it) or from the start replaced by "***", parsed or not, a
  * unix:// URL too; and from the first '?' after that '@' (or in s) on,
@@ -69,12 +94,16 @@ check_redact(const char *s, size_t bufsize)
 	char out[300], want[20000];
 	const char *auth = strstr(s, "://"), *at = strrchr(s, '@');
 	const char *q = strchr(at != NULL ? at : s, '?');
+	const char *np = at == NULL ? not_a_port(s) : NULL;
 	int before = q != NULL ? (int)(q - s) : (int)strlen(s);
 
 	if (bufsize > sizeof(out))
 		bufsize = sizeof(out);
 	url_redact(s, out, bufsize);
-	if (at != NULL) {
+	if (np != NULL) {
+		snprintf(want, sizeof(want), "%.*s***", (int)(np - s), s);
+		q = NULL;
+	} else if (at != NULL) {
 		const char *from = auth != NULL && auth < at ? auth + 3 : s;
 		snprintf(want, sizeof(want), "%.*s***%.*s", (int)(from - s), s,
 		    before - (int)(at - s), at);

@@ -455,15 +455,15 @@ static int
 check_verb_flags(const struct config *c, struct parse *p)
 {
 	static const struct {
-		int opt;
 		const char *name, *verbs;
+		int opt;
 		unsigned mask;
 	} only[] = {
-		{ OPT_ENV, "--env", "acquire", 1u << VERB_ACQUIRE },
-		{ OPT_JSON, "--json", "status, list and runs",
+		{ "--env", "acquire", OPT_ENV, 1u << VERB_ACQUIRE },
+		{ "--json", "status, list and runs", OPT_JSON,
 		    1u << VERB_STATUS | 1u << VERB_LIST | 1u << VERB_RUNS },
-		{ OPT_PROM, "--prom", "runs", 1u << VERB_RUNS },
-		{ OPT_FENCE, "--fence", "break", 1u << VERB_BREAK },
+		{ "--prom", "runs", OPT_PROM, 1u << VERB_RUNS },
+		{ "--fence", "break", OPT_FENCE, 1u << VERB_BREAK },
 	};
 
 	for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++)

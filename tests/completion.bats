@@ -175,6 +175,7 @@ assert_env_urls() {
 		_redlock_urls' zsh "$REPO/completions/_redlock"
 	assert_success
 	assert_env_urls
+	# shellcheck disable=SC2016 # fish's $argv, in fish
 	REDLOCK_URL=$ENV_URLS run fish -c 'source $argv[1]; __redlock_urls' "$REPO/completions/redlock.fish"
 	assert_success
 	assert_env_urls

@@ -50,7 +50,8 @@ assert_names_param() {
 }
 
 @test "a unix socket path longer than a socket address holds is a usage error, not a connection to its first 107 bytes" {
-	local long=$BATS_TEST_TMPDIR/$(printf 'x%.0s' {1..120}).sock
+	local long
+	long=$BATS_TEST_TMPDIR/$(printf 'x%.0s' {1..120}).sock
 	run -64 --separate-stderr redlock -u "unix://$long" -n a true
 	assert_regex "$stderr" "^redlock: invalid URL 'unix://.*': the socket path is longer than the 107 bytes a unix socket's address holds"
 }
