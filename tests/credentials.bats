@@ -55,6 +55,19 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	run -69 redlock --password-file "$(pwfile blank "$PW \n")" -u "$(auth_url)" job true
 }
 
+@test "a password from the environment or a file is no error for a server that wants none: a quorum can mix them" {
+	local main="unix://$(redis_sock main)"
+	REDLOCK_PASSWORD=$PW run -0 --separate-stderr redlock -u "$main" job echo ran
+	assert_output ran
+	assert_equal "$stderr" ''
+	REDLOCK_PASSWORD=$PW run -0 redlock -u "$(auth_url)" -u "$main" job echo ran
+	assert_output ran
+	run -0 redlock --password-file "$(pwfile pw "$PW\n")" -u "$main" -u "$(auth_url)" job echo ran
+	# Wrong for the server that wants one, it is still refused there.
+	REDLOCK_PASSWORD=wrong run -69 --separate-stderr redlock -u "$(auth_url)" -u "$main" job true
+	assert_regex "$stderr" 'authentication failed'
+}
+
 @test "REDLOCK_PASSWORD_FILE authenticates like --password-file" {
 	REDLOCK_PASSWORD_FILE=$(pwfile pw "$PW\n") run -0 redlock -u "$(auth_url)" job true
 }
