@@ -257,6 +257,13 @@ verb_break(const struct config *c, const struct lock *l)
 		else
 			log_error("lock '%s' was not held", c->name);
 		code = h != NULL || forgot > 0 || lifted ? 0 : EXIT_NOT_HELD;
+		/* What a minority held is gone; what the others hold may not
+		 * be: that is no success. */
+		if (answered < l->quorum) {
+			log_error("lock '%s' may still be held: %s", c->name,
+			    o.err[0] ? o.err : "no quorum of servers answered");
+			code = EXIT_UNAVAILABLE;
+		}
 	}
 	inspect_views_free(v, l->n);
 	return code;

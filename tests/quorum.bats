@@ -375,6 +375,21 @@ assert_held_everywhere() {
 	run -1 within 10000 redlock break "${QARGS[@]}" "$LOCK"
 }
 
+@test "break that reaches a minority of the servers removes what they held, says the lock may still be held, and exits 69" {
+	use_servers 3
+	local tok
+	tok=$(redlock acquire "${QARGS[@]}" -t 1m "$LOCK")
+	stop_server q2
+	stop_server q3
+	run -69 --separate-stderr within 10000 redlock break "${QARGS[@]}" "$LOCK"
+	cont_server q2
+	cont_server q3
+	assert_regex "$stderr" "removed lock '$LOCK'"
+	assert_regex "$stderr" "lock '$LOCK' may still be held: "
+	# (The stopped servers may yet run what break sent them.)
+	run redlock release "${QARGS[@]}" "$LOCK" "$tok"
+}
+
 @test "--once-per: a release that reaches one of three servers says the success was recorded and the period closed, and the next run skips" {
 	use_servers 3
 	local d=$BATS_TEST_TMPDIR
