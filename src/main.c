@@ -235,7 +235,7 @@ dispatch(const struct config *cfg, int *die_by)
 	    (cfg->verb == VERB_RUN || cfg->verb == VERB_ACQUIRE)) {
 		/* Known once nodes of one Redis Cluster are one server; the
 		 * verbs that take nothing find shared holders by token. */
-		log_usage("-s and --limit (REDLOCK_SHARED, REDLOCK_LIMIT) need "
+		log_usage("-s and --limit (or REDLOCK_LIMIT) need "
 		    "one server: a majority of several cannot bound the "
 		    "number of holders");
 		code = EXIT_USAGE;

@@ -70,11 +70,11 @@ test_setup() {
 	run -0 redlock --exclusive -n -E 5 "$LOCKFILE" true
 }
 
-@test "--exclusive on the command line undoes REDLOCK_SHARED and REDLOCK_LIMIT from the environment" {
+@test "--exclusive on the command line undoes REDLOCK_LIMIT from the environment" {
 	hold_path a --shared
 	REDLOCK_LIMIT=5 run -5 redlock -x -n -E 5 "$LOCKFILE" true
 	REDLOCK_LIMIT=5 run -5 redlock --exclusive -n -E 5 "$LOCKFILE" true
-	REDLOCK_SHARED=1 run -5 redlock -e -n -E 5 "$LOCKFILE" true
+	REDLOCK_LIMIT=5 run -5 redlock -e -n -E 5 "$LOCKFILE" true
 	# Without it, the environment's --limit holds.
 	REDLOCK_LIMIT=5 run -0 redlock -n "$LOCKFILE" true
 	release_lock a
