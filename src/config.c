@@ -448,14 +448,19 @@ check_fair(struct config *c, struct parse *p)
 	return CONFIG_OK;
 }
 
-/* The output options, each for some verbs only: given on the command
- * line to another, a usage error rather than nothing (their variables
- * may be set for the verbs that take them). */
+/* Forms a command-line option is for (1u << verb). */
+#define FOR_RUN (1u << VERB_RUN)
+#define FOR_TAKING (FOR_RUN | 1u << VERB_ACQUIRE)
+
+/* The options that only some forms take: given on the command line to
+ * another, a usage error that says which, rather than nothing (their
+ * variables may be set for the forms that take them).  -c, --once-per
+ * and --respawn are check_run_options()'s. */
 static int
-check_verb_flags(const struct config *c, struct parse *p)
+check_verb_options(const struct config *c, struct parse *p)
 {
 	static const struct {
-		const char *name, *verbs;
+		const char *name, *forms;
 		int opt;
 		unsigned mask;
 	} only[] = {
@@ -464,12 +469,29 @@ check_verb_flags(const struct config *c, struct parse *p)
 		    1u << VERB_STATUS | 1u << VERB_LIST | 1u << VERB_RUNS },
 		{ "--prom", "runs", OPT_PROM, 1u << VERB_RUNS },
 		{ "--fence", "break", OPT_FENCE, 1u << VERB_BREAK },
+		{ "--max-time", "the run form", OPT_MAX_TIME, FOR_RUN },
+		{ "--min-hold", "the run form", OPT_MIN_HOLD, FOR_RUN },
+		{ "--kill-after", "the run form", OPT_KILL_AFTER, FOR_RUN },
+		{ "--on-lost", "the run form", OPT_ON_LOST, FOR_RUN },
+		{ "--store-args", "the run form", OPT_STORE_ARGS, FOR_RUN },
+		{ "--metrics-dir", "the run form", OPT_METRICS_DIR, FOR_RUN },
+		{ "--record", "the run form", OPT_RECORD, FOR_RUN },
+		{ "--skip-alert", "the run form", OPT_SKIP_ALERT, FOR_RUN },
+		{ "--on-start", "the run form", OPT_ON_START, FOR_RUN },
+		{ "--on-exit", "the run form", OPT_ON_EXIT, FOR_RUN },
+		{ "--hook-timeout", "the run form", OPT_HOOK_TIMEOUT, FOR_RUN },
+		{ "--fair", "the run form and acquire", OPT_FAIR, FOR_TAKING },
+		{ "--lock-delay", "the run form and acquire", OPT_LOCK_DELAY,
+		    FOR_TAKING },
+		{ "--replace", "the run form and acquire", OPT_REPLACE,
+		    FOR_TAKING },
+		{ "--label", "the run form and acquire", OPT_LABEL, FOR_TAKING },
 	};
 
 	for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++)
 		if (p->seen[only[i].opt] && !(only[i].mask & 1u << c->verb))
 			return bad(p, "%s is for %s, not for '%s'", only[i].name,
-			    only[i].verbs, config_verbs[c->verb]);
+			    only[i].forms, config_verbs[c->verb]);
 	return CONFIG_OK;
 }
 
@@ -553,7 +575,7 @@ settle(struct config *c, struct parse *p)
 	if (rc == CONFIG_OK)
 		rc = check_run_options(c, p);
 	if (rc == CONFIG_OK)
-		rc = check_verb_flags(c, p);
+		rc = check_verb_options(c, p);
 	return rc;
 }
 

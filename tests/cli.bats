@@ -49,7 +49,7 @@ assert_no_contact() {
 	done
 }
 
-@test "--env, --json, --prom and --fence on a verb that does not take them are usage errors that name the verbs that do" {
+@test "an option on a form that does not take it is a usage error that names the forms that do; its variable is left alone" {
 	run -64 --separate-stderr redlock --json name true
 	assert_regex "$stderr" "^redlock: --json is for status, list and runs, not for 'run'"
 	run -64 --separate-stderr redlock --env release name tok
@@ -58,6 +58,16 @@ assert_no_contact() {
 	assert_regex "$stderr" "^redlock: --prom is for runs, not for 'status'"
 	run -64 --separate-stderr redlock --fence stop name
 	assert_regex "$stderr" "^redlock: --fence is for break, not for 'stop'"
+	# The options about a command, and those about taking the lock.
+	run -64 --separate-stderr redlock acquire --max-time 1s name
+	assert_regex "$stderr" "^redlock: --max-time is for the run form, not for 'acquire'"
+	run -64 --separate-stderr redlock acquire --min-hold 1s name
+	run -64 --separate-stderr redlock stop --kill-after 1s name
+	run -64 --separate-stderr redlock status --fair name
+	assert_regex "$stderr" "^redlock: --fair is for the run form and acquire, not for 'status'"
+	run -64 --separate-stderr redlock break --lock-delay 1s name
+	# Their variables are left alone where they do not apply.
+	REDLOCK_MAX_TIME=1s REDLOCK_FAIR=1 run -1 redlock status name
 }
 
 @test "-h prints the same help as --help" {
