@@ -366,6 +366,15 @@ pause_failed(const struct lock *l, struct wait_state *w,
 	return left >= 0 && left < ms ? left : ms;
 }
 
+/* Has the -w deadline passed?  A waiter that was stopped (SIGSTOP,
+ * Ctrl-Z) past it and then continued makes no attempt: it gives up as
+ * one that timed out (pause_busy()), rather than run its command late. */
+static int
+past_deadline(const struct wait_state *w)
+{
+	return w->until >= 0 && clock_ms() >= w->until;
+}
+
 /* Sleep ms for the lock to come free (see wait_wake()), then try
  * again; the attempt rides behind the wait where it can (may_ride()). */
 static enum lock_result
@@ -387,6 +396,8 @@ sleep_and_try(const struct lock *l, struct wait_state *w, int64_t ms,
 	}
 	if (rc > 0 && w->failures++ == 0)
 		w->since = clock_ms();
+	if (past_deadline(w))
+		return LOCK_BUSY;
 	return lock_try(l, &w->waiter, 0, w->grant, o, intr_fd);
 }
 
@@ -471,7 +482,8 @@ wait_fair(const struct lock *l, struct wait_state *w, int intr_fd,
 		}
 		if (rc > 0 && w->failures++ == 0)
 			w->since = clock_ms();
-		res = fair_try(l, w, &f, intr_fd, o);
+		res = past_deadline(w) ? LOCK_BUSY :
+		    fair_try(l, w, &f, intr_fd, o);
 	}
 	/* Granted or given up, we leave: the next may go at once.  Granted,
 	 * we do not wait for the servers to say so. */

@@ -211,3 +211,24 @@ clients_at_least() { (($(clients_count) >= $1 + 1)); }
 	bg_wait w 20
 	assert_equal "$BG_STATUS" 0
 }
+
+@test "a waiter stopped past its -w deadline and then continued gives up, with --fair, -s or neither" {
+	local mode t0 d=$BATS_TEST_TMPDIR
+	for mode in --fair -s -x; do
+		hold_lock h name
+		bg_start w "$RL" "$mode" -w 1s name touch "$d/ran"
+		wait_until -t 10 _waiters_now name
+		t0=$(now_ms)
+		kill -STOP "$(bg_pid w)"
+		release_lock h
+		# Its deadline passes while it is stopped; the lock is free.
+		wait_until -t 10 _later_than $((t0 + 1200))
+		kill -CONT "$(bg_pid w)"
+		bg_wait w 10
+		assert_equal "$BG_STATUS" 1
+		assert [ ! -e "$d/ran" ]
+		assert_regex "$(bg_err w)" "timed out waiting for lock 'name'"
+	done
+}
+_waiters_now() { [[ $(redlock status "$1") == *'waiters: 1'* ]]; }
+_later_than() { (($(now_ms) >= $1)); }
