@@ -448,53 +448,24 @@ check_fair(struct config *c, struct parse *p)
 	return CONFIG_OK;
 }
 
-/* Forms a command-line option is for (1u << verb), and their names. */
-#define FOR_RUN (1u << VERB_RUN)
-#define FOR_TAKING (FOR_RUN | 1u << VERB_ACQUIRE)
-#define FOR_STATUS (1u << VERB_STATUS | 1u << VERB_LIST | 1u << VERB_RUNS)
-
-static const char *
-forms_of(unsigned mask)
-{
-	switch (mask) {
-	case FOR_RUN: return "the run form";
-	case FOR_TAKING: return "the run form and acquire";
-	case FOR_STATUS: return "status, list and runs";
-	case 1u << VERB_ACQUIRE: return "acquire";
-	case 1u << VERB_RUNS: return "runs";
-	default: return "break";
-	}
-}
-
-/* The options that only some forms take: given on the command line to
- * another, a usage error that says which, rather than nothing (their
- * variables may be set for the forms that take them).  -c, --once-per
- * and --respawn are check_run_options()'s. */
+/* The options that only some forms take (config_opts[]'s forms): given
+ * on the command line to another, a usage error that says which, rather
+ * than nothing (their variables may be set for the forms that take
+ * them).  -c, --once-per and --respawn are check_run_options()'s. */
 static int
 check_verb_options(const struct config *c, struct parse *p)
 {
-	static const struct {
-		int opt;
-		unsigned mask;
-	} only[] = {
-		{ OPT_ENV, 1u << VERB_ACQUIRE }, { OPT_JSON, FOR_STATUS },
-		{ OPT_PROM, 1u << VERB_RUNS }, { OPT_FENCE, 1u << VERB_BREAK },
-		{ OPT_MAX_TIME, FOR_RUN }, { OPT_MIN_HOLD, FOR_RUN },
-		{ OPT_KILL_AFTER, FOR_RUN }, { OPT_ON_LOST, FOR_RUN },
-		{ OPT_STORE_ARGS, FOR_RUN }, { OPT_METRICS_DIR, FOR_RUN },
-		{ OPT_RECORD, FOR_RUN }, { OPT_SKIP_ALERT, FOR_RUN },
-		{ OPT_ON_START, FOR_RUN }, { OPT_ON_EXIT, FOR_RUN },
-		{ OPT_HOOK_TIMEOUT, FOR_RUN }, { OPT_FAIR, FOR_TAKING },
-		{ OPT_LOCK_DELAY, FOR_TAKING }, { OPT_REPLACE, FOR_TAKING },
-		{ OPT_LABEL, FOR_TAKING },
-	};
 	char name[64];
 
-	for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++)
-		if (p->seen[only[i].opt] && !(only[i].mask & 1u << c->verb))
+	for (size_t i = 0; i < config_nopts; i++) {
+		const struct config_opt *o = &config_opts[i];
+
+		if (o->forms != 0 && p->seen[o->code] &&
+		    !(o->forms & CONFIG_FOR(c->verb)))
 			return bad(p, "%s is for %s, not for '%s'",
-			    option_name(only[i].opt, name, sizeof(name)),
-			    forms_of(only[i].mask), config_verbs[c->verb]);
+			    option_name(o->code, name, sizeof(name)),
+			    config_forms_words(o->forms), config_verbs[c->verb]);
+	}
 	return CONFIG_OK;
 }
 

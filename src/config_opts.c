@@ -36,6 +36,21 @@
 
 static const char *const on_lost_words[] = { "term", "kill", "ignore", NULL };
 
+/* How messages name the forms of a CONFIG_FOR_* mask. */
+const char *
+config_forms_words(unsigned forms)
+{
+	switch (forms) {
+	case CONFIG_FOR_RUN: return "the run form";
+	case CONFIG_FOR_TAKING: return "the run form and acquire";
+	case CONFIG_FOR_VIEWS: return "status, list and runs";
+	case CONFIG_FOR(VERB_ACQUIRE): return "acquire";
+	case CONFIG_FOR(VERB_RUNS): return "runs";
+	case CONFIG_FOR(VERB_BREAK): return "break";
+	default: return "other forms";
+	}
+}
+
 /* The first row of a code names it (in messages and in the
  * environment); an ALIAS row is another name for it.  No option may
  * take the name of a variable that describes the lock to the command
@@ -56,15 +71,20 @@ const struct config_opt config_opts[] = {
 	{ OPT("command", 'c', CONFIG_T_STRING), FIELD(shell), .var = "" },
 	{ OPT("prefix", 'p', CONFIG_T_STRING), FIELD(prefix) },
 	{ OPT("on-lost", OPT_ON_LOST, CONFIG_T_CHOICE), FIELD(on_lost),
-	    .noun = "action", .words = on_lost_words },
+	    .noun = "action", .words = on_lost_words,
+	    .forms = CONFIG_FOR_RUN },
 	{ OPT("kill-after", OPT_KILL_AFTER, CONFIG_T_DURATION),
-	    FIELD(kill_after) },
-	{ OPT("min-hold", OPT_MIN_HOLD, CONFIG_T_DURATION), FIELD(min_hold) },
+	    FIELD(kill_after), .forms = CONFIG_FOR_RUN },
+	{ OPT("min-hold", OPT_MIN_HOLD, CONFIG_T_DURATION), FIELD(min_hold),
+	    .forms = CONFIG_FOR_RUN },
 	{ OPT("max-time", OPT_MAX_TIME, CONFIG_T_DURATION), FIELD(max_time),
-	    .lo = 1 },
-	{ OPT("env", OPT_ENV, CONFIG_T_FLAG), FIELD(env) },
-	{ OPT("json", OPT_JSON, CONFIG_T_FLAG), FIELD(json) },
-	{ OPT("fence", OPT_FENCE, CONFIG_T_FLAG), FIELD(fence) },
+	    .lo = 1, .forms = CONFIG_FOR_RUN },
+	{ OPT("env", OPT_ENV, CONFIG_T_FLAG), FIELD(env),
+	    .forms = CONFIG_FOR(VERB_ACQUIRE) },
+	{ OPT("json", OPT_JSON, CONFIG_T_FLAG), FIELD(json),
+	    .forms = CONFIG_FOR_VIEWS },
+	{ OPT("fence", OPT_FENCE, CONFIG_T_FLAG), FIELD(fence),
+	    .forms = CONFIG_FOR(VERB_BREAK) },
 	{ OPT("shared", 's', CONFIG_T_FLAG), FIELD(shared) },
 	{ OPT("exclusive", 'x', CONFIG_T_OWN_FLAG) },
 	{ OPT(NULL, 'e', CONFIG_T_OWN_FLAG) },
@@ -91,34 +111,37 @@ const struct config_opt config_opts[] = {
 	{ OPT("password-file", OPT_PASSWORD_FILE, CONFIG_T_OWN),
 	    .flags = CONFIG_NONEMPTY },
 	{ OPT("label", OPT_LABEL, CONFIG_T_STRING), FIELD(label),
-	    .flags = CONFIG_NONEMPTY },
+	    .flags = CONFIG_NONEMPTY, .forms = CONFIG_FOR_TAKING },
 	{ OPT("store-args", OPT_STORE_ARGS, CONFIG_T_FLAG), FIELD(store_args),
-	    .var = "REDLOCK_STORE_ARGS" },
+	    .var = "REDLOCK_STORE_ARGS", .forms = CONFIG_FOR_RUN },
 	{ OPT("metrics-dir", OPT_METRICS_DIR, CONFIG_T_STRING),
 	    FIELD(metrics_dir),
-	    .flags = CONFIG_NONEMPTY },
+	    .flags = CONFIG_NONEMPTY, .forms = CONFIG_FOR_RUN },
 	{ OPT("record", OPT_RECORD, CONFIG_T_FLAG), FIELD(record),
-	    .var = "REDLOCK_RECORD" },
+	    .var = "REDLOCK_RECORD", .forms = CONFIG_FOR_RUN },
 	{ OPT("skip-alert", OPT_SKIP_ALERT, CONFIG_T_INTEGER),
 	    FIELD(skip_alert),
-	    .lo = 1, .hi = CONFIG_SKIP_ALERT_MAX, .flags = CONFIG_NONEMPTY },
+	    .lo = 1, .hi = CONFIG_SKIP_ALERT_MAX, .flags = CONFIG_NONEMPTY,
+	    .forms = CONFIG_FOR_RUN },
 	{ OPT("on-start", OPT_ON_START, CONFIG_T_STRING), FIELD(on_start),
-	    .flags = CONFIG_NONEMPTY },
+	    .flags = CONFIG_NONEMPTY, .forms = CONFIG_FOR_RUN },
 	{ OPT("on-exit", OPT_ON_EXIT, CONFIG_T_STRING), FIELD(on_exit),
-	    .flags = CONFIG_NONEMPTY },
+	    .flags = CONFIG_NONEMPTY, .forms = CONFIG_FOR_RUN },
 	{ OPT("hook-timeout", OPT_HOOK_TIMEOUT, CONFIG_T_DURATION),
-	    FIELD(hook_timeout), .lo = 1, .flags = CONFIG_NONEMPTY },
-	{ OPT("prom", OPT_PROM, CONFIG_T_FLAG), FIELD(prom) },
+	    FIELD(hook_timeout), .lo = 1, .flags = CONFIG_NONEMPTY,
+	    .forms = CONFIG_FOR_RUN },
+	{ OPT("prom", OPT_PROM, CONFIG_T_FLAG), FIELD(prom),
+	    .forms = CONFIG_FOR(VERB_RUNS) },
 	{ OPT("once-per", OPT_ONCE_PER, CONFIG_T_DURATION), FIELD(once_per),
 	    .lo = 1 },
 	{ OPT("lock-delay", OPT_LOCK_DELAY, CONFIG_T_DURATION),
-	    FIELD(lock_delay) },
+	    FIELD(lock_delay), .forms = CONFIG_FOR_TAKING },
 	{ OPT("replace", OPT_REPLACE, CONFIG_T_FLAG), FIELD(replace),
-	    .var = "REDLOCK_REPLACE" },
+	    .var = "REDLOCK_REPLACE", .forms = CONFIG_FOR_TAKING },
 	{ OPT("respawn", OPT_RESPAWN, CONFIG_T_FLAG), FIELD(respawn),
 	    .var = "REDLOCK_RESPAWN" },
 	{ OPT("fair", OPT_FAIR, CONFIG_T_FLAG), FIELD(fair),
-	    .var = "REDLOCK_FAIR" },
+	    .var = "REDLOCK_FAIR", .forms = CONFIG_FOR_TAKING },
 	{ OPT("verbose", 'v', CONFIG_T_SET), FIELD(verbosity),
 	    .value = LOG_VERBOSE },
 	{ OPT("quiet", 'q', CONFIG_T_SET), FIELD(verbosity),

@@ -50,12 +50,21 @@ struct config_opt {
 				 * value ("exit code"); NULL: an integer */
 	const char *const *words;	/* CHOICE: NULL-terminated */
 	unsigned flags;		/* CONFIG_NONEMPTY */
+	unsigned forms;		/* on the command line only for these forms
+				 * (CONFIG_FOR_*); 0: any */
 	size_t also;		/* an int field that becomes 1 too; 0 none */
 	size_t by, bylen;	/* a char[] that keeps how it was given
 				 * ("--cacert" or its variable) */
 	const char *var;	/* the variable, if not REDLOCK_ + the long
 				 * name (config_env.c); "": none */
 };
+
+/* The forms an option may be given to (struct config_opt's forms). */
+#define CONFIG_FOR(verb) (1u << (verb))
+#define CONFIG_FOR_RUN CONFIG_FOR(VERB_RUN)
+#define CONFIG_FOR_TAKING (CONFIG_FOR_RUN | CONFIG_FOR(VERB_ACQUIRE))
+#define CONFIG_FOR_VIEWS (CONFIG_FOR(VERB_STATUS) | CONFIG_FOR(VERB_LIST) | \
+	CONFIG_FOR(VERB_RUNS))
 
 extern const struct config_opt config_opts[];
 extern const size_t config_nopts;
@@ -65,5 +74,6 @@ extern const size_t config_nverbs;
 const struct config_opt *config_opt_of(int code);
 int config_opt_has_value(const struct config_opt *o);
 size_t config_getopt_table(struct option *out, size_t max);
+const char *config_forms_words(unsigned forms);
 
 #endif

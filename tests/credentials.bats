@@ -56,7 +56,8 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 }
 
 @test "a password from the environment or a file is no error for a server that wants none: a quorum can mix them" {
-	local main="unix://$(redis_sock main)"
+	local main
+	main="unix://$(redis_sock main)"
 	REDLOCK_PASSWORD=$PW run -0 --separate-stderr redlock -u "$main" job echo ran
 	assert_output ran
 	assert_equal "$stderr" ''
