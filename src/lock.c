@@ -499,6 +499,10 @@ enum lock_result
 lock_try(const struct lock *l, struct lock_waiter *w, int64_t ahead_ms,
     struct grant *g, struct lock_outcome *o, int intr_fd)
 {
+	/* The holder record's start: this attempt's, not the wait's, so
+	 * that status tells since when the lock is held (to within the
+	 * wait it rides behind, ahead_ms). */
+	w->start_ms = clock_wall_ms();
 	return try_token(l, w, g, o, intr_fd, 1, ahead_ms);
 }
 

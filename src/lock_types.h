@@ -89,7 +89,7 @@ struct grant {
 				 * (after lock_retake(), the renewal's) */
 	int64_t granted_at;	/* clock_ms() when its replies were in */
 	int64_t start_ms;	/* wall clock: the start its holder record
-				 * shows (the waiter's) */
+				 * shows (its attempt's send) */
 };
 
 /*
@@ -133,8 +133,9 @@ struct lock_waiter {
 	int woken;		/* this attempt follows a wake-up */
 	int64_t until;		/* the -w deadline (clock_ms()): no attempt
 				 * waits past it; 0: none */
-	int64_t start_ms;	/* wall clock when the wait began: the start
-				 * of the holder record (grant.start_ms) */
+	int64_t start_ms;	/* wall clock when the last attempt was sent:
+				 * the start of the holder record
+				 * (grant.start_ms) */
 	/* --replace (replace.c): whether this wait claims NAME ahead of the
 	 * other waiters, and how the claim stands. */
 	int claim;		/* 1: it does (until a later claim wins) */

@@ -232,3 +232,22 @@ clients_at_least() { (($(clients_count) >= $1 + 1)); }
 }
 _waiters_now() { [[ $(redlock status "$1") == *'waiters: 1'* ]]; }
 _later_than() { (($(now_ms) >= $1)); }
+
+@test "the holder record of a run that waited says since when it holds the lock, not since when it waited" {
+	local t0 tr start d=$BATS_TEST_TMPDIR
+	hold_lock h name
+	t0=$(now_ms)
+	bg_start w "$RL" -w 20s name sh -c ': >"$1"; exec sleep 30' sh "$d/got"
+	wait_until -t 10 _waiters_now name
+	wait_until -t 10 _later_than $((t0 + 1500))
+	tr=$(now_ms)
+	release_lock h
+	wait_for_file "$d/got" 10
+	run -0 redlock status --json name
+	start=$(grep -o '"start_ms":[0-9]*' <<<"$output" | cut -d: -f2)
+	# Within a wait round (250 to 300 ms) of the release, a margin for
+	# a loaded machine; the wait itself began 1.5 s before it.
+	(( start >= tr - 600 )) || fail "start_ms $start is $((tr - start)) ms before the release"
+	kill -TERM "$(bg_pid w)"
+	bg_wait w 10
+}
