@@ -302,10 +302,8 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 		p->seen[ch] = 1;
 		if (ch == 'n')		/* -n is -w 0 */
 			p->seen['w'] = 1;
-		if (ch == 'x' || ch == 'e') {	/* which undo -s and --limit */
-			p->seen['s'] = 1;
+		if (ch == 'x' || ch == 'e')	/* which undo --limit */
 			p->seen[OPT_LIMIT] = 1;
-		}
 		rc = option(c, p, ch, optarg, option_name(ch, who, sizeof(who)));
 		if (rc != CONFIG_OK)
 			return rc;

@@ -224,34 +224,33 @@ char **
 holder_env(const struct lock *l, const struct grant *g)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
-	const char *url = getenv("REDLOCK_URL");
-	size_t n = 0, size;
+	static const char url_var[] = "REDLOCK_URL=";
+	size_t n = 0, size, urllen = 0;
 	char **env, *p, fence[FMT_LL_SIZE];
 
-	for (char **e = environ; *e != NULL; e++)
-		n++;
+	for (char **e = environ; *e != NULL; e++, n++)
+		if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0)
+			urllen += strlen(*e) + 1;
 	size = (n + 6) * sizeof(char *) + l->namelen + l->k.keylen +
-	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160 +
-	    (url != NULL ? strlen(url) + 16 : 0);
+	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160 + urllen;
 	if ((env = malloc(size)) == NULL)
 		return NULL;
 	p = (char *)(env + n + 6);
 	n = 0;
-	for (char **e = environ; *e != NULL; e++)
-		if (!env_skip(*e))
-			env[n++] = *e;
-	/* $REDLOCK_URL goes on, for a nested redlock to reach the same
-	 * servers, but without its passwords (which a nested redlock then
-	 * takes from its own options or $REDLOCK_PASSWORD_FILE). */
-	for (size_t i = 0; url != NULL && i < n; i++)
-		if (strncmp(env[i], "REDLOCK_URL=", 12) == 0) {
-			memcpy(p, "REDLOCK_URL=", 12);
-			if (url_list_drop_passwords(url, p + 12)) {
-				env[i] = p;
-				p += strlen(p) + 1;
-			}
-			break;
+	for (char **e = environ; *e != NULL; e++) {
+		if (env_skip(*e))
+			continue;
+		env[n++] = *e;
+		/* $REDLOCK_URL goes on, for a nested redlock to reach the
+		 * same servers, but without its passwords (which a nested
+		 * redlock then takes from its own options or
+		 * $REDLOCK_PASSWORD_FILE). */
+		if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0 &&
+		    url_list_drop_passwords(*e, p)) {
+			env[n - 1] = p;
+			p += strlen(p) + 1;
 		}
+	}
 	fmt_ll(fence, g->fence);
 	env[n++] = p;
 	p += fmt_cat(p, SIZE_MAX, "REDLOCK_NAME=", l->name, (char *)NULL) + 1;

@@ -174,10 +174,12 @@ static int
 key_shared(const struct config *cfg)
 {
 	size_t pl = strlen(cfg->prefix), nl = strlen(cfg->name);
-	char *k = malloc(pl + nl + 1);
+	char *k;
 	int shared;
 
-	if (k == NULL)
+	/* Only a key that starts with '{' can (proto_aux_shared()). */
+	if ((pl > 0 ? cfg->prefix[0] : cfg->name[0]) != '{' ||
+	    (k = malloc(pl + nl + 1)) == NULL)
 		return 0;
 	memcpy(k, cfg->prefix, pl);
 	memcpy(k + pl, cfg->name, nl + 1);

@@ -4,8 +4,8 @@
  * namespace), redlock sends the sd_notify messages a Type=notify
  * service sends: STATUS= while it waits, naming the holder;
  * EXTEND_TIMEOUT_USEC= so that a wait is not cut short by the unit's
- * start timeout (before READY=1 only); READY=1 and the command's STATUS= once the lock is held
- * and the command started; STOPPING=1 once, when redlock is about to
+ * start timeout (before READY=1 only); READY=1 and the command's
+ * STATUS= once the lock is held and the command started; STOPPING=1 once, when redlock is about to
  * end (before the release of its last run).  READY=1 and STOPPING=1 are
  * the service's start and end, each sent once (sd_notify(3)): a
  * --respawn standby's later rounds send only STATUS=, and its pause

@@ -511,7 +511,6 @@ wait_begin(const struct lock *l, const struct wait_req *q, struct grant *g,
 	w->waiter.mark_ms = wait != 0 ? PROTO_WAIT_MARK_MS : 0;
 	/* A first attempt under -n still gets its full time. */
 	w->waiter.until = wait > 0 ? w->until : 0;
-	w->waiter.start_ms = clock_wall_ms();
 	w->waiter.claim = q->claim;
 }
 

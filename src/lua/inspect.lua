@@ -13,10 +13,10 @@
 -- more field, value pairs of the third element: waiters and standbys
 -- (the live waiters, and those of them whose id starts with 's', a
 -- --respawn's; not those whose id has a 'q' second, which are in the
--- --fair queue and counted there: status.c); for a free lock, in a reply of that one element, also
--- delay (ms left of a lost holder's --lock-delay) with now (the
--- server's ms), and claim (ms left of a --replace claim).  Removing a
--- free lock removes what holds it back.
+-- --fair queue and counted there: status.c); for a free lock, in a
+-- reply of that one element, also delay (ms left of a lost holder's
+-- --lock-delay) with now (the server's ms), and claim (ms left of a
+-- --replace claim).  Removing a free lock removes what holds it back.
 --@include lib/holder_record.lua
 --@include lib/hold_parse.lua
 --@include lib/unmark.lua

@@ -17,8 +17,9 @@
 --
 -- A grant that leaves room wakes the next waiter, if one waits; a
 -- woken request turned away for a waiting writer hands its wake-up to
--- the writers, and a busy request that will wait notes in hmeta (rwait) that readers
--- wait, so that the next exclusive release gives them a turn
+-- the writers, and a busy request that will wait notes in hmeta
+-- (rwait) that readers wait, so that the next exclusive release gives
+-- them a turn
 -- (lib/release_body.lua).  A request turned away that will wait joins
 -- the waiters (waiting), as acquire.lua's do.
 --@include lib/now.lua
