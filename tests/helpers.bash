@@ -407,9 +407,16 @@ _kill_session() { _kill_sessions "$1"; }
 # over /proc (a test with a hundred jobs would otherwise read every
 # process's stat a hundred times), untraced (see _untraced): it runs
 # after every test with a background job.
+#
+# Every process is stopped before any is killed.  The signals go out one
+# at a time, in the glob's order, which is not even the pids' order
+# (/proc/1000 sorts before /proc/998); a shell that saw its child die
+# before its own SIGKILL came would act on it (run an `||` branch, write
+# a file), which a stopped one cannot.
 _kill_sessions() { _untraced _kill_sessions_scan "$@"; }
 _kill_sessions_scan() {
 	local stat f rest p sid
+	local -a pids=()
 	local -A sids=()
 	for sid in "$@"; do
 		sids[$sid]=1
@@ -421,10 +428,14 @@ _kill_sessions_scan() {
 		read -r _ _ _ p _ <<<"$rest"
 		if [[ -n ${sids[$p]:-} ]]; then
 			p=${f#/proc/}
-			# It may have exited since its stat was read.
-			kill -KILL "${p%/stat}" 2>/dev/null || true
+			pids+=("${p%/stat}")
 		fi
 	done
+	# Some may have exited since their stat was read.
+	((${#pids[@]} == 0)) || {
+		kill -STOP "${pids[@]}"
+		kill -KILL "${pids[@]}"
+	} 2>/dev/null
 	return 0
 }
 
