@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "clock.h"
 #include "prom.h"
 #include "sha1.h"
+#include "tree.h"
 
 /* A NAME up to this long and made of [A-Za-z0-9_.-] is the readable
  * part of its file name as it is; another is cut to METRICS_PART_MAX
@@ -52,6 +54,16 @@
 
 /* How long a writer sleeps between two tries of the directory lock. */
 #define METRICS_LOCK_STEP_MS 2
+
+/* The runs of NAME on this host whose command runs now, which the file
+ * keeps on a comment line of its own (the collector skips comments):
+ * redlock_running is 1 while one of them is left.  Each is a pid and
+ * the process's start time (tree_start_time(), 0 where /proc says
+ * none), so that a pid reused since is not taken for a run.  More than
+ * a host runs of one lock at once (a shared lock's or a semaphore's)
+ * are kept as this many: redlock_running stays 1 all the same. */
+#define METRICS_RUNNERS_MAX 64
+#define METRICS_RUNNERS_LINE "# redlock_running_pids"
 
 /* The families, in the order of the file; every file has them all. */
 enum {
@@ -83,9 +95,16 @@ static const struct prom_family families[F_COUNT] = {
 	  "redlock invocations for NAME on this host, by outcome" },
 };
 
+/* A run of NAME on this host whose command runs. */
+struct runner {
+	pid_t pid;
+	unsigned long long since;
+};
+
 /* What a file says. */
 struct state {
-	int running;
+	int nrunners;
+	struct runner runners[METRICS_RUNNERS_MAX];
 	int outcome;		/* -1: none yet */
 	int exit_status;
 	int64_t start_ms, end_ms, success_ms, run_ms, wait_ms;
@@ -273,13 +292,36 @@ parse_line(const char *line, struct state *s)
 	else if (f == F_EXIT && v <= 255)
 		s->exit_status = (int)v;
 	else if (f == F_RUNNING)
-		s->running = v > 0;
+		return;		/* the runners line says it */
 	else if ((o = line_outcome(line)) < 0)
 		return;
 	else if (f == F_OUTCOME && v > 0)
 		s->outcome = o;
 	else if (f == F_RUNS)
 		s->runs[o] = (unsigned long long)v;
+}
+
+/* Take the runners line's "PID:SINCE" words (after its first blank)
+ * into s. */
+static void
+parse_runners(const char *line, struct state *s)
+{
+	const char *p = line + strlen(METRICS_RUNNERS_LINE);
+	char *end;
+
+	while (*p == ' ' && s->nrunners < METRICS_RUNNERS_MAX) {
+		struct runner r;
+
+		r.pid = (pid_t)strtol(p + 1, &end, 10);
+		if (end == p + 1 || *end != ':' || r.pid <= 0)
+			return;
+		p = end + 1;
+		r.since = strtoull(p, &end, 10);
+		if (end == p)
+			return;
+		p = end;
+		s->runners[s->nrunners++] = r;
+	}
 }
 
 /*
@@ -317,20 +359,50 @@ read_previous(const char *path, struct state *s)
 	    line = strtok_r(NULL, "\n", &save))
 		if (line[0] != '#')
 			parse_line(line, s);
+		else if (strncmp(line, METRICS_RUNNERS_LINE " ",
+		    sizeof(METRICS_RUNNERS_LINE)) == 0)
+			parse_runners(line, s);
 	free(buf);
 	return 0;
 }
 
-/* Apply event e to s. */
+/* Is r a process that still runs? */
+static int
+runner_alive(const struct runner *r)
+{
+	if (kill(r->pid, 0) < 0 && errno != EPERM)
+		return 0;
+	return r->since == 0 || tree_start_time(r->pid) == r->since;
+}
+
+/* Keep in s the runners still alive but this process, and add this
+ * process when it starts its command (add). */
+static void
+runners_update(struct state *s, int add)
+{
+	struct runner self = { getpid(), tree_start_time(getpid()) };
+	int n = 0;
+
+	for (int i = 0; i < s->nrunners; i++)
+		if (s->runners[i].pid != self.pid &&
+		    runner_alive(&s->runners[i]))
+			s->runners[n++] = s->runners[i];
+	if (add && n < METRICS_RUNNERS_MAX)
+		s->runners[n++] = self;
+	s->nrunners = n;
+}
+
+/* Apply event e to s.  Another run of NAME on this host that still runs
+ * its command keeps redlock_running at 1: the end of this one, or a
+ * busy or timed-out attempt beside it, does not hide it. */
 static void
 apply(struct state *s, const struct metrics_event *e)
 {
+	runners_update(s, e->outcome < 0);
 	if (e->outcome < 0) {
-		s->running = 1;
 		s->start_ms = e->start_ms;
 		return;
 	}
-	s->running = 0;
 	s->outcome = e->outcome;
 	s->exit_status = e->exit_status;
 	s->end_ms = e->end_ms;
@@ -375,6 +447,11 @@ render(struct prom_buf *b, const struct owner *w, const struct state *s)
 	const int64_t ms[F_COUNT] = { 0, s->start_ms, s->end_ms, s->success_ms,
 	    s->run_ms, s->wait_ms, 0, 0, 0 };
 
+	prom_add(b, METRICS_RUNNERS_LINE, strlen(METRICS_RUNNERS_LINE));
+	for (int i = 0; i < s->nrunners; i++)
+		prom_printf(b, " %d:%llu", (int)s->runners[i].pid,
+		    s->runners[i].since);
+	prom_add(b, "\n", 1);
 	for (int f = 0; f < F_COUNT; f++) {
 		prom_header(b, &families[f]);
 		if (f == F_RUNS) {
@@ -388,7 +465,8 @@ render(struct prom_buf *b, const struct owner *w, const struct state *s)
 			continue;
 		sample(b, f, w, f == F_OUTCOME ? s->outcome : -1);
 		if (f == F_RUNNING || f == F_OUTCOME)
-			prom_printf(b, "%d\n", f == F_RUNNING ? s->running : 1);
+			prom_printf(b, "%d\n", f == F_RUNNING ?
+			    s->nrunners > 0 : 1);
 		else if (f == F_EXIT)
 			prom_printf(b, "%d\n", s->exit_status);
 		else {

@@ -62,14 +62,15 @@ prom_printf(struct prom_buf *b, const char *fmt, ...)
 }
 
 /*
- * key="value" with the n bytes of s as the value: backslash, double
- * quote and line feed escaped as the format says, and each byte that
- * is not part of valid UTF-8 or is a control character (C0 but the
- * line feed, DEL, and C1's two bytes, which terminals obey as they do
- * ESC) written as the four characters \xNN (the backslash itself
- * escaped), as `runs` and `status` print them, so that any byte string
- * gives a valid label that is safe on a terminal and different strings
- * rarely the same one.
+ * key="value" with the n bytes of s as the value: double quote and
+ * line feed escaped as the format says, and each byte that is not part
+ * of valid UTF-8 or is a control character (C0 but the line feed, DEL,
+ * and C1's two bytes, which terminals obey as they do ESC) written as
+ * the four characters \xNN (their backslash escaped as the format
+ * says), as `runs` and `status` print them.  A backslash is \x5c too,
+ * as there: so that any byte string gives a valid label that is safe on
+ * a terminal, and different strings different labels (NAME "a\x1b"
+ * must not be NAME "a" and ESC).
  */
 void
 prom_label(struct prom_buf *b, const char *key, const char *s, size_t n)
@@ -83,14 +84,16 @@ prom_label(struct prom_buf *b, const char *key, const char *s, size_t n)
 		if (p[i] == '\n') {
 			prom_add(b, "\\n", 2);
 			i++;
-		} else if (u == 0 || p[i] < 0x20 || p[i] == 0x7f)
+		} else if (u == 0 || p[i] < 0x20 || p[i] == 0x7f ||
+		    p[i] == '\\')
 			prom_printf(b, "\\\\x%02x", p[i++]);
 		else if (u == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
 			prom_printf(b, "\\\\x%02x\\\\x%02x", p[i], p[i + 1]);
 			i += 2;
-		} else if (p[i] == '\\' || p[i] == '"')
-			prom_printf(b, "\\%c", p[i++]);
-		else {
+		} else if (p[i] == '"') {
+			prom_add(b, "\\\"", 2);
+			i++;
+		} else {
 			prom_add(b, s + i, u);
 			i += u;
 		}

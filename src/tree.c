@@ -224,3 +224,31 @@ tree_signal_marked(const char *mark, int sig)
 	closedir(d);
 	return sent;
 }
+
+/* When pid started, in clock ticks since boot (the 22nd field of
+ * /proc/pid/stat), or 0 when that cannot be read: with the pid, it
+ * names a process that a later one reusing the pid is not. */
+unsigned long long
+tree_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The comm ends at the last ')'; the blank after it comes before
+	 * the 3rd field, and starttime is the 22nd. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	p++;
+	for (int field = 3; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}

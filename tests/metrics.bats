@@ -209,6 +209,31 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	assert_outcome job ok 0
 }
 
+@test "redlock_running stays 1 while a command runs here, whatever another invocation for NAME here does; a holder that is gone is not counted" {
+	hold_lock h --metrics-dir "$MDIR" job
+	# A busy attempt, a wait that gives up: both write the file.
+	run -1 redlock -n --metrics-dir "$MDIR" job true
+	run -1 redlock -w 100ms --metrics-dir "$MDIR" job true
+	scraped
+	assert_metric "$S" 'redlock_running{name="job"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="job",outcome="busy"}' 1
+	release_lock h
+	scraped
+	assert_metric "$S" 'redlock_running{name="job"}' 0
+	# Two shared holders: the one that ends first leaves the other's 1.
+	hold_lock s1 -s --metrics-dir "$MDIR" shr
+	hold_lock s2 -s --metrics-dir "$MDIR" shr
+	release_lock s1
+	scraped
+	assert_metric "$S" 'redlock_running{name="shr"}' 1
+	# SIGKILLed, s2 writes nothing; the next write drops it.
+	_kill_session "$(bg_pid s2)"
+	wait_until -t 5 pid_dead "$(bg_pid s2)"
+	redlock -s --metrics-dir "$MDIR" shr true
+	scraped
+	assert_metric "$S" 'redlock_running{name="shr"}' 0
+}
+
 @test "the counters by outcome are carried over from one file to the next" {
 	redlock --metrics-dir "$MDIR" job true
 	redlock --metrics-dir "$MDIR" job true
@@ -246,11 +271,12 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	refute_output --regexp '[^l] counter$'
 }
 
-@test "any NAME gives a safe file of its own and a correctly escaped label" {
+@test "any NAME gives a safe file of its own and a correctly escaped label, no two NAMEs the same one" {
 	local long names n f
 	long=$(printf 'x%.0s' {1..150})
 	names=('a b' 'a_b' 'quo"te' $'new\nline' 'back\slash' $'\xff\xferaw' 'dir/name'
-		'..' "$long" "${long}y" 'ünïcødé' 'redlock_x~0123456789abcdef')
+		'..' "$long" "${long}y" 'ünïcødé' 'redlock_x~0123456789abcdef'
+		'esc\x1b' $'esc\e' 'lf\n')
 	for n in "${names[@]}"; do
 		redlock --metrics-dir "$MDIR" run "$n" true || fail "redlock failed for '$n'"
 	done
@@ -265,7 +291,12 @@ secs() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 	assert_metric "$S" 'redlock_runs_total{name="a_b",outcome="ok"}' 1
 	assert_metric "$S" 'redlock_runs_total{name="quo\"te",outcome="ok"}' 1
 	assert_metric "$S" 'redlock_runs_total{name="new\nline",outcome="ok"}' 1
-	assert_metric "$S" 'redlock_runs_total{name="back\\slash",outcome="ok"}' 1
+	# A backslash is \x5c, as runs and status print it: "esc\x1b" is
+	# not "esc" and ESC, nor "lf\n" "lf" and a line feed.
+	assert_metric "$S" 'redlock_runs_total{name="back\\x5cslash",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="esc\\x5cx1b",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="esc\\x1b",outcome="ok"}' 1
+	assert_metric "$S" 'redlock_runs_total{name="lf\\x5cn",outcome="ok"}' 1
 	assert_metric "$S" 'redlock_runs_total{name="\\xff\\xferaw",outcome="ok"}' 1
 	assert_metric "$S" 'redlock_runs_total{name="dir/name",outcome="ok"}' 1
 	assert_metric "$S" "redlock_runs_total{name=\"${long}y\",outcome=\"ok\"}" 1
