@@ -8,6 +8,7 @@
  * redlock die of it too, after releasing.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,9 @@ no_run(int rc, const char *err)
 		if (sig_std_was_closed(STDOUT_FILENO))
 			errno = EBADF;
 		else {
+			/* A closed pipe is 74, as for every output, not
+			 * death by SIGPIPE (sig_init() has not run). */
+			signal(SIGPIPE, SIG_IGN);
 			fputs(rc == CONFIG_HELP ? usage_text :
 			    "redlock " REDLOCK_VERSION "\n", stdout);
 			if (fflush(stdout) == 0 && !ferror(stdout))

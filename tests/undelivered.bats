@@ -130,3 +130,12 @@ assert_one_diagnostic() {
 	run -74 bash -c '"$RL" acquire --env -t 1h fullenv >/dev/full'
 	assert key_absent redlock:fullenv
 }
+
+@test "--help and --version into a pipe whose reader is gone exit 74, as every output does, not by SIGPIPE" {
+	run --separate-stderr "$INTO_CLOSED_PIPE" default "$RL" --help
+	assert_output 'exit 74'
+	assert_one_diagnostic
+	run --separate-stderr "$INTO_CLOSED_PIPE" default "$RL" --version
+	assert_output 'exit 74'
+	assert_one_diagnostic
+}
