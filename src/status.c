@@ -216,6 +216,25 @@ status_text(const struct lock *l, const struct lock_view *h,
 	waiters_text(s);
 }
 
+/* What status --json says of each server of a quorum: with several
+ * servers, ,"servers":[...] from their views v (list --json says the
+ * same of each lock). */
+static void
+servers_json(const struct lock *l, const struct lock_view *v)
+{
+	if (l->n <= 1)
+		return;
+	fputs(",\"servers\":[", stdout);
+	for (int i = 0; i < l->n; i++) {
+		printf("%s{\"server\":", i ? "," : "");
+		print_json(l->conns[i].name, strlen(l->conns[i].name));
+		printf(",\"answered\":%s,\"held\":%s,\"ttl_ms\":%lld}",
+		    v[i].answered ? "true" : "false",
+		    v[i].held ? "true" : "false", v[i].pttl);
+	}
+	putchar(']');
+}
+
 int
 status_show(const struct config *c, const struct lock *l)
 {
@@ -242,17 +261,7 @@ status_show(const struct config *c, const struct lock *l)
 		queue_json(&queue);
 		fputs(",\"record\":", stdout);
 		record_json(&rec);
-		if (l->n > 1) {
-			fputs(",\"servers\":[", stdout);
-			for (int i = 0; i < l->n; i++) {
-				printf("%s{\"server\":", i ? "," : "");
-				print_json(l->conns[i].name, strlen(l->conns[i].name));
-				printf(",\"answered\":%s,\"held\":%s,\"ttl_ms\":%lld}",
-				    v[i].answered ? "true" : "false",
-				    v[i].held ? "true" : "false", v[i].pttl);
-			}
-			putchar(']');
-		}
+		servers_json(l, v);
 		fputs("}\n", stdout);
 	} else {
 		status_text(l, h, &sched);
@@ -261,8 +270,9 @@ status_show(const struct config *c, const struct lock *l)
 		for (int i = 0; l->n > 1 && i < l->n; i++) {
 			char ttl[32];
 			duration_format(v[i].pttl, ttl, sizeof(ttl));
-			printf("server:  %s %s\n", l->conns[i].name,
-			    !v[i].answered ? "no answer" : !v[i].held ? "free" :
+			fputs("server:  ", stdout);
+			print_text(l->conns[i].name, strlen(l->conns[i].name));
+			printf(" %s\n", !v[i].answered ? "no answer" : !v[i].held ? "free" :
 			    h != NULL && strcmp(v[i].token, h->token) == 0 ?
 			    ttl : "held by another token");
 		}
@@ -345,6 +355,8 @@ struct row {
 	struct lock_view v;
 	struct record rec;	/* list --json: the run record */
 	struct fair_view queue;	/* --fair waiters */
+	struct lock_view *servers;	/* list --json, several servers:
+					 * each one's view, without holders */
 };
 
 static void
@@ -414,6 +426,12 @@ list_rows(const struct config *c, const struct lock *l, const struct scan *sc,
 			rows[nrows].namelen = f->len - pl;
 			if (c->json)
 				record_read(&k, &rows[nrows].rec);
+			if (c->json && l->n > 1 && (rows[nrows].servers =
+			    malloc(sizeof(v))) != NULL) {
+				memcpy(rows[nrows].servers, v, sizeof(v));
+				for (int j = 0; j < l->n; j++)
+					rows[nrows].servers[j].holders = NULL;
+			}
 			fair_view(&k, &rows[nrows].queue);
 			rows[nrows].v = *h;
 			/* inspect.lua leaves the --fair waiters out */
@@ -463,6 +481,8 @@ status_list(const struct config *c, const struct lock *l)
 			queue_json(&rows[i].queue);
 			fputs(",\"record\":", stdout);
 			record_json(&rows[i].rec);
+			if (rows[i].servers != NULL)
+				servers_json(l, rows[i].servers);
 			fputs("}\n", stdout);
 		}
 	} else
@@ -470,6 +490,7 @@ status_list(const struct config *c, const struct lock *l)
 out:
 	for (size_t i = 0; i < nrows; i++) {
 		free(rows[i].v.holders);
+		free(rows[i].servers);
 		record_free(&rows[i].rec);
 		fair_view_free(&rows[i].queue);
 	}

@@ -350,6 +350,26 @@ assert_held_everywhere() {
 	assert_equal "$BG_STATUS" 0
 }
 
+@test "list --json over several servers says of every lock what status --json does, servers included; a server's name with control bytes is escaped in text" {
+	use_servers 3
+	# q1 reached through a path with an ESC and a quote in it.
+	local odd=$BATS_TEST_TMPDIR/$'s\e"q'.sock
+	ln -s "$(redis_sock q1)" "$odd"
+	QARGS[1]="unix://$odd"
+	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
+	run -0 within 10000 redlock status --json "${QARGS[@]}" "$LOCK"
+	local servers=${output#*,\"servers\":}
+	assert_regex "$servers" '^\[\{"server":"[^"]*s\\u001b\\"q\.sock","answered":true,"held":true,"ttl_ms":[0-9]+\},.*\]\}$'
+	run -0 within 10000 redlock list --json "${QARGS[@]}"
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(sed 's/"ttl_ms":[0-9]*/T/g' <<<"${output#*,\"servers\":}")" "$(sed 's/"ttl_ms":[0-9]*/T/g' <<<"$servers")"
+	run -0 within 10000 redlock status "${QARGS[@]}" "$LOCK"
+	assert_line --regexp '^server:  .*s\\x1b"q\.sock [0-9.]+m?s$'
+	refute_output --partial $'\e'
+	release_guarded h
+	assert_equal "$BG_STATUS" 0
+}
+
 @test "status over three servers, one of them stopped, still says held: the other two agree" {
 	use_servers 3
 	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"
