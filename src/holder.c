@@ -217,11 +217,13 @@ env_skip(const char *e)
 /*
  * The command's environment: ours without the passwords, plus what
  * describes the lock and our grant g.  REDLOCK_HELD lists every token
- * held by redlock ancestors, for re-entrance.  Returns a malloc'd
- * vector (one block), or NULL when out of memory.
+ * held by redlock ancestors, for re-entrance.  url_env, when not NULL,
+ * is the REDLOCK_URL=... that takes the place of ours (the -u URLs,
+ * config's url_env).  Returns a malloc'd vector (one block), or NULL
+ * when out of memory.
  */
 char **
-holder_env(const struct lock *l, const struct grant *g)
+holder_env(const struct lock *l, const struct grant *g, const char *url_env)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
 	static const char url_var[] = "REDLOCK_URL=";
@@ -231,14 +233,17 @@ holder_env(const struct lock *l, const struct grant *g)
 	for (char **e = environ; *e != NULL; e++, n++)
 		if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0)
 			urllen += strlen(*e) + 1;
-	size = (n + 6) * sizeof(char *) + l->namelen + l->k.keylen +
+	size = (n + 7) * sizeof(char *) + l->namelen + l->k.keylen +
 	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160 + urllen;
 	if ((env = malloc(size)) == NULL)
 		return NULL;
-	p = (char *)(env + n + 6);
+	p = (char *)(env + n + 7);
 	n = 0;
+	if (url_env != NULL)
+		env[n++] = (char *)url_env;
 	for (char **e = environ; *e != NULL; e++) {
-		if (env_skip(*e))
+		if (env_skip(*e) || (url_env != NULL &&
+		    strncmp(*e, url_var, sizeof(url_var) - 1) == 0))
 			continue;
 		env[n++] = *e;
 		/* $REDLOCK_URL goes on, for a nested redlock to reach the

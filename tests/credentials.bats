@@ -76,10 +76,14 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 @test "REDLOCK_URL reaches the command without its passwords; a nested redlock then takes its password from a file" {
 	local pw
 	pw=$(printf '%s' "$PW" | sed 's/-/%2D/g')
-	# The command sees the servers, not the passwords, of the URLs.
+	# The command sees the servers, not the passwords, of the URLs: the
+	# -u ones when there are (a user is kept), else REDLOCK_URL's.
 	REDLOCK_URL="redis://:$pw@127.0.0.1:$(redis_port auth),redis://locker:Locker-Pw-5@127.0.0.1:1" \
-		run -0 --separate-stderr redlock -u "$(auth_url ":$PW")" job sh -c 'echo "$REDLOCK_URL"'
-	assert_output "redis://127.0.0.1:$(redis_port auth),redis://locker@127.0.0.1:1"
+		run -0 --separate-stderr redlock -u "$(auth_url "default:$PW")" job sh -c 'echo "$REDLOCK_URL"'
+	assert_output "redis://default@127.0.0.1:$(redis_port auth)"
+	REDLOCK_URL="redis://:$pw@127.0.0.1:$(redis_port auth)" \
+		run -0 --separate-stderr redlock job sh -c 'echo "$REDLOCK_URL"'
+	assert_output "redis://127.0.0.1:$(redis_port auth)"
 	# Re-entrance through REDLOCK_URL needs the password from elsewhere.
 	REDLOCK_URL="redis://:$pw@127.0.0.1:$(redis_port auth)" run -0 --separate-stderr \
 		redlock job sh -c 'redlock job echo inner; echo "status $?"'

@@ -104,6 +104,19 @@ bounded() {
 	assert_equal "$(rcli_at second EXISTS redlock:name)" 0
 }
 
+@test "a run given its server by -u passes it on in REDLOCK_URL: a nested redlock without -u re-enters there" {
+	local second
+	second=$(redis_sock second)
+	# REDLOCK_URL names main; the outer run's -u, second, is what the
+	# command gets, so the inner one holds nothing on main.
+	# shellcheck disable=SC2016
+	run -0 bounded -u "unix://$second" name sh -c '
+		echo "$REDLOCK_URL"; redlock -n name sh -c "echo inner"; echo "inner $?"'
+	assert_equal "$output" "unix://$second"$'\ninner\ninner 0'
+	assert_equal "$(rcli_at second EXISTS redlock:name)" 0
+	assert key_absent redlock:name
+}
+
 @test "a process outside the holder's tree cannot take the lock" {
 	hold_lock h name
 	run -1 redlock -n name true
