@@ -135,7 +135,7 @@ server_cmp(const void *a, const void *b)
  * password), with "/DB" for a database other than 0, sorted, joined by
  * ','.  Into buf; returns 0, or -1 when out of memory or it does not fit.
  */
-static int
+int
 metrics_servers(const struct config *c, char *buf, size_t len)
 {
 	size_t nu = c->nurls > 0 ? (size_t)c->nurls : 0, used = 0, n;

@@ -17,6 +17,7 @@
 #include "exit.h"
 #include "lease.h"
 #include "log.h"
+#include "metrics.h"
 #include "print.h"
 #include "prom.h"
 #include "record.h"
@@ -32,6 +33,7 @@ struct runs {
 	struct record *v;
 	size_t n, cap;
 	const struct config *cfg;
+	char servers[4096];	/* --prom: the label, metrics_servers() */
 };
 
 /* Is rec a record of a NAME under our prefix that PATTERN matches? */
@@ -150,13 +152,20 @@ static const struct prom_family families[R_COUNT] = {
 	  "lived" },
 };
 
-/* One sample line of family f for rec, up to its value; with an
- * outcome (>= 0, or -2 for the info line's recorded one) and host. */
+/* One sample line of family f for rec, up to its value: the labels of
+ * the hosts' files (name, prefix, servers), so that a rule joins the
+ * two on them, with an outcome (>= 0, or -2 for the info line's
+ * recorded one) and host. */
 static void
-prom_sample(struct prom_buf *b, int f, const struct record *rec, int outcome)
+prom_sample(struct prom_buf *b, int f, const struct runs *rs,
+    const struct record *rec, int outcome)
 {
 	prom_printf(b, "%s{", families[f].name);
 	prom_label(b, "name", rec->name, rec->namelen);
+	prom_add(b, ",", 1);
+	prom_label(b, "prefix", rs->cfg->prefix, strlen(rs->cfg->prefix));
+	prom_add(b, ",", 1);
+	prom_label(b, "servers", rs->servers, strlen(rs->servers));
 	if (outcome >= 0) {
 		prom_add(b, ",", 1);
 		prom_label(b, "outcome", outcome_word(outcome),
@@ -181,14 +190,14 @@ prom_family_lines(struct prom_buf *b, int f, const struct runs *rs)
 
 		if (f == R_RUNS) {
 			for (int o = 0; o < OUTCOME_COUNT; o++) {
-				prom_sample(b, f, rec, o);
+				prom_sample(b, f, rs, rec, o);
 				prom_printf(b, "%lld\n", rec->runs[o]);
 			}
 			continue;
 		}
 		if (f == R_INFO && rec->outcome[0] == '\0')
 			continue;
-		prom_sample(b, f, rec, f == R_INFO ? -2 : -1);
+		prom_sample(b, f, rs, rec, f == R_INFO ? -2 : -1);
 		if (f == R_EXIT || f == R_SKIPS || f == R_INFO)
 			prom_printf(b, "%lld\n", f == R_EXIT ?
 			    (long long)rec->exit_status : f == R_SKIPS ?
@@ -202,11 +211,13 @@ prom_family_lines(struct prom_buf *b, int f, const struct runs *rs)
 
 /* --prom: the records as Prometheus text.  Returns 0, or -1. */
 static int
-runs_prom(const struct runs *rs)
+runs_prom(struct runs *rs)
 {
 	struct prom_buf b = { 0 };
 	int rc;
 
+	if (metrics_servers(rs->cfg, rs->servers, sizeof(rs->servers)) < 0)
+		return -1;
 	for (int f = 0; f < R_COUNT; f++) {
 		prom_header(&b, &families[f]);
 		prom_family_lines(&b, f, rs);

@@ -68,20 +68,35 @@ print("" if v is None else v.decode("utf-8", "backslashreplace"))'
 	assert_output --regexp '^\{"name":"job","record":\{"last_run":\{"outcome":"failed","exit_status":3,"host":"web-2",.*"last_success":\{"end_ms":[0-9]+,"host":"web-1"\}'
 }
 
-@test "runs --prom: the fleet's records as Prometheus text that promtool accepts" {
+# owner_labels: the labels after name that runs --prom gives every
+# record, as the hosts' metrics files give theirs: the key prefix and
+# the servers (this file's one server, by its socket's path).
+owner_labels() { printf ',prefix="redlock:",servers="%s"' "$REDIS_SOCK"; }
+
+@test "runs --prom: the fleet's records as Prometheus text that promtool accepts, with the labels of the hosts' files" {
+	local o
+	o=$(owner_labels)
 	as-host web-1 "$RL" --record job true
 	as-host web-2 "$RL" --record run $'odd "name"\nwith\\ bytes \xff' true
 	run -0 --separate-stderr redlock runs --prom
 	echo "$output" | assert_promtool_clean
-	assert_line 'redlock_record_last_run_info{name="job",outcome="ok",host="web-1"} 1'
-	assert_line 'redlock_record_last_exit_status{name="job"} 0'
-	assert_line 'redlock_record_skips{name="job"} 0'
-	assert_line 'redlock_record_runs_total{name="job",outcome="ok"} 1'
+	assert_line "redlock_record_last_run_info{name=\"job\"$o,outcome=\"ok\",host=\"web-1\"} 1"
+	assert_line "redlock_record_last_exit_status{name=\"job\"$o} 0"
+	assert_line "redlock_record_skips{name=\"job\"$o} 0"
+	assert_line "redlock_record_runs_total{name=\"job\"$o,outcome=\"ok\"} 1"
 	# A backslash is \x5c, as runs prints it (no two names one label).
-	assert_line 'redlock_record_last_run_info{name="odd \"name\"\nwith\\x5c bytes \\xff",outcome="ok",host="web-2"} 1'
+	assert_line "redlock_record_last_run_info{name=\"odd \\\"name\\\"\\nwith\\\\x5c bytes \\\\xff\"$o,outcome=\"ok\",host=\"web-2\"} 1"
 	# No client timestamps: a name, labels and one value a line.
 	run awk '!/^#/ && !/^redlock_record_[a-z_]+\{.*\} [0-9.]+$/' <<<"$output"
 	assert_output ''
+	# Under another prefix: its own label.
+	redlock -p 'other:' --record job true
+	run -0 redlock -p 'other:' runs --prom
+	assert_line --partial 'redlock_record_skips{name="job",prefix="other:",'
+	# A host's file for the same lock: its series have the same labels.
+	redlock --metrics-dir "$BATS_TEST_TMPDIR" job true
+	run -0 grep -h '^redlock_last_success_timestamp_seconds{' "$BATS_TEST_TMPDIR"/redlock_job~*.prom
+	assert_output --regexp "^redlock_last_success_timestamp_seconds\\{name=\"job\"$o\\} [0-9.]+$"
 }
 
 @test "runs: PATTERN, the prefix, and every server of a quorum once" {
@@ -274,7 +289,7 @@ server_s() { rcli TIME | head -1; }
 
 # prom_value FAMILY NAME: the value of FAMILY{name="NAME"} in runs --prom.
 prom_value() {
-	redlock runs --prom | awk -v s="$1{name=\"$2\"}" 'index($0, s " ") == 1 { print $2 }'
+	redlock runs --prom | awk -v s="$1{name=\"$2\"$(owner_labels)}" 'index($0, s " ") == 1 { print $2 }'
 }
 
 @test "the run record keeps the server's time whatever the hosts' clocks: a host 2 h slow and one 3 h fast" {
@@ -316,6 +331,6 @@ prom_value() {
 	run -0 --separate-stderr redlock runs --prom
 	[[ $output != *"$esc"* && $output != *$'\x07'* && $output != *$'\x7f'* &&
 		$output != *$'\xc2\x9b'* ]] || fail "a raw control byte in: $(printf '%q' "$output")"
-	assert_output --partial 'redlock_record_skips{name="paint\\x1b[31mred\\x07bell\\x7fdel\\xc2\\x9bcsi"} 0'
+	assert_output --partial 'redlock_record_skips{name="paint\\x1b[31mred\\x07bell\\x7fdel\\xc2\\x9bcsi"'"$(owner_labels)} 0"
 	assert_promtool_clean <<<"$output"
 }
