@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "print.h"
 #include "prom.h"
+#include "quorum.h"
 #include "record.h"
 #include "route.h"
 #include "scan.h"
@@ -81,9 +82,11 @@ runs_keep(struct runs *rs, struct record *rec)
 	return 0;
 }
 
-/* scan_fn: read the record at key k on c and keep it if wanted. */
+/* scan_fn: read the record at key k on c and keep it if wanted;
+ * -1 when c did not give it (CLUSTERDOWN, say). */
 static int
-runs_read(void *arg, struct conn *c, const redisReply *k)
+runs_read(void *arg, struct conn *c, const redisReply *k, char *err,
+    size_t errlen)
 {
 	struct runs *rs = arg;
 	const char *av[2] = { "HGETALL", k->str };
@@ -92,6 +95,11 @@ runs_read(void *arg, struct conn *c, const redisReply *k)
 	struct record rec;
 
 	route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
+	if (r.reply == NULL || r.reply->type == REDIS_REPLY_ERROR) {
+		quorum_note(c, &r, err, errlen);
+		conn_req_clear(&r, 1);
+		return -1;
+	}
 	if (record_parse(r.reply, &rec) && runs_wanted(rs->cfg, &rec)) {
 		if (runs_keep(rs, &rec) < 0)
 			record_free(&rec);

@@ -34,7 +34,7 @@ scan_one(struct conn *c, const struct scan_req *q, char *err, size_t errlen)
 		size_t len[6] = { 4, strlen(cursor), 5, q->matchlen, 5, 4 };
 		struct conn_req r = { .argc = 6, .argv = av, .argvlen = len };
 		const redisReply *p, *keys;
-		int stop = 0;
+		int failed = 0;
 
 		route_exec(c, &r, 1, clock_ms() + LEASE_VERB_TIMEOUT_MS, -1);
 		p = r.reply;
@@ -46,10 +46,13 @@ scan_one(struct conn *c, const struct scan_req *q, char *err, size_t errlen)
 		}
 		snprintf(cursor, sizeof(cursor), "%s", p->element[0]->str);
 		keys = p->element[1];
-		for (size_t k = 0; k < keys->elements && !stop; k++)
+		for (size_t k = 0; k < keys->elements && !failed; k++)
 			if (keys->element[k]->type == REDIS_REPLY_STRING)
-				stop = q->each(q->arg, c, keys->element[k]) < 0;
+				failed = q->each(q->arg, c, keys->element[k],
+				    err, errlen) < 0;
 		conn_req_clear(&r, 1);
+		if (failed)
+			return -1;
 	} while (strcmp(cursor, "0") != 0 && ++pages < SCAN_MAX_PAGES);
 	return 0;
 }

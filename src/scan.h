@@ -8,9 +8,12 @@
 #include "lock.h"
 
 /* Called with each key found (a string element of SCAN's reply) and
- * the connection it was found on; a negative return stops the rest of
- * that page (out of memory). */
-typedef int scan_fn(void *arg, struct conn *c, const redisReply *key);
+ * the connection it was found on; a negative return (out of memory, or
+ * what it read of the key did not come: the reason in err, errlen
+ * bytes) ends the scan of that server, which then counts as not
+ * answering. */
+typedef int scan_fn(void *arg, struct conn *c, const redisReply *key,
+    char *err, size_t errlen);
 
 /* What to look for, and where each key goes. */
 struct scan_req {

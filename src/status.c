@@ -327,22 +327,27 @@ struct scan {
 /* Keep key e (found on src) unless it is auxiliary (it holds a NUL
  * byte).  Returns -1 when out of memory. */
 static int
-scan_keep(void *arg, struct conn *src, const redisReply *e)
+scan_keep(void *arg, struct conn *src, const redisReply *e, char *err,
+    size_t errlen)
 {
 	struct scan *sc = arg;
+	struct found *f = sc->keys;
 
 	if (memchr(e->str, '\0', e->len))
 		return 0;
 	if (sc->n == sc->cap) {
 		size_t ncap = sc->cap ? sc->cap * 2 : 64;
-		struct found *f = realloc(sc->keys, ncap * sizeof(*f));
-		if (f == NULL)
-			return -1;
-		sc->keys = f;
-		sc->cap = ncap;
+
+		if ((f = realloc(sc->keys, ncap * sizeof(*f))) != NULL) {
+			sc->keys = f;
+			sc->cap = ncap;
+		}
 	}
-	if ((sc->keys[sc->n].key = malloc(e->len + 1)) == NULL)
+	if (f == NULL || (sc->keys[sc->n].key = malloc(e->len + 1)) == NULL) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "out of memory");
 		return -1;
+	}
 	memcpy(sc->keys[sc->n].key, e->str, e->len + 1);
 	sc->keys[sc->n].len = e->len;
 	sc->keys[sc->n++].src = src;
@@ -400,14 +405,17 @@ list_text(struct row *rows, size_t n)
  * The rows of list: every lock found (sc sorted, each name once) that a
  * quorum agrees is held.  With one server each name is read where SCAN
  * found it (a Redis Cluster's master), else on every server (following
- * redirections).  Returns how many rows, in rows.
+ * redirections).  Returns how many rows, in rows; a lock that too few
+ * servers answered for (a cluster node that says CLUSTERDOWN) is no
+ * row, and *unread says why (it stays "" when every lock was read).
  */
 static size_t
 list_rows(const struct config *c, const struct lock *l, const struct scan *sc,
-    struct row *rows)
+    struct row *rows, char *unread, size_t unreadlen)
 {
 	size_t nrows = 0, pl = strlen(c->prefix);
 	struct lock_outcome o = { 0 };
+	int answered;
 
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct found *f = &sc->keys[i];
@@ -419,8 +427,12 @@ list_rows(const struct config *c, const struct lock *l, const struct scan *sc,
 		memset(v, 0, sizeof(v));
 		if ((i > 0 && found_cmp(f, f - 1) == 0) || f->len < pl)
 			continue;
-		if (lock_init(&k, via, l->n, c->prefix, f->key + pl,
-		    l->ttl) == 0 && inspect_lock(&k, v, 0, &o) >= l->quorum &&
+		/* -1: not read (out of memory), and no reason to give */
+		answered = lock_init(&k, via, l->n, c->prefix, f->key + pl,
+		    l->ttl) == 0 ? inspect_lock(&k, v, 0, &o) : -1;
+		if (answered >= 0 && answered < l->quorum && unread[0] == '\0')
+			snprintf(unread, unreadlen, "%s", o.err);
+		if (answered >= l->quorum &&
 		    (h = inspect_agreed(&k, v)) != NULL) {
 			rows[nrows].name = f->key + pl;
 			rows[nrows].namelen = f->len - pl;
@@ -469,8 +481,9 @@ status_list(const struct config *c, const struct lock *l)
 	}
 	if (sc.n > 1)
 		qsort(sc.keys, sc.n, sizeof(*sc.keys), found_cmp);
+	o.err[0] = '\0';
 	if ((rows = calloc(sc.n ? sc.n : 1, sizeof(*rows))) != NULL)
-		nrows = list_rows(c, l, &sc, rows);
+		nrows = list_rows(c, l, &sc, rows, o.err, sizeof(o.err));
 	if (c->json) {
 		for (size_t i = 0; i < nrows; i++) {
 			struct lock t = { .name = rows[i].name,
@@ -487,6 +500,12 @@ status_list(const struct config *c, const struct lock *l)
 		}
 	} else
 		list_text(rows, nrows);
+	/* Every lock that could be read is listed; one that could not
+	 * makes the list incomplete, which is no answer. */
+	if (o.err[0] != '\0') {
+		log_error("could not read every lock: %s", o.err);
+		code = EXIT_UNAVAILABLE;
+	}
 out:
 	for (size_t i = 0; i < nrows; i++) {
 		free(rows[i].v.holders);

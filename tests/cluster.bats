@@ -493,6 +493,31 @@ tryagain_since() { (($(tryagains "$1") > $2)); }
 	stop_redis lone
 }
 
+@test "list and runs on a cluster whose node answers CLUSTERDOWN are 69: they do not leave out what it holds and exit 0" {
+	start_redis lone --tcp --cluster-enabled yes --cluster-port "$(free_port)" \
+		--cluster-config-file nodes.conf
+	local u
+	u=$(url_of lone)
+	assert_equal "$(rcli_at lone CLUSTER ADDSLOTSRANGE 0 16383)" OK
+	wait_until -t 10 cluster_ok lone
+	run -0 redlock acquire -u "$u" -t 1m held
+	run -0 redlock -u "$u" --record ran true
+	run -0 redlock list -u "$u"
+	assert_line --regexp '^held '
+	# One slot unserved: the node says CLUSTERDOWN to every key.
+	assert_equal "$(rcli_at lone CLUSTER DELSLOTS 5)" OK
+	wait_until -t 10 cluster_state_is lone fail
+	run -69 --separate-stderr redlock list -u "$u"
+	assert_regex "$stderr" 'CLUSTERDOWN'
+	run -69 --separate-stderr redlock list --json -u "$u"
+	run -69 --separate-stderr redlock runs -u "$u"
+	assert_regex "$stderr" 'CLUSTERDOWN'
+	stop_redis lone
+}
+cluster_state_is() {
+	[[ $(rcli_at "$1" CLUSTER INFO | tr -d '\r' | sed -n 's/^cluster_state://p') == "$2" ]]
+}
+
 # key_on_replica NODE KEY: replica NODE has a copy of KEY.
 key_on_replica() {
 	[[ $(printf 'READONLY\nEXISTS %s\n' "$2" | rcli_at "$1" | tail -n 1) == 1 ]]
