@@ -162,7 +162,7 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 			}
 	if (rc == 0)
 		rc = route_merge(conns, n, r, clock_ms() +
-		    QUORUM_DISTINCT_TIMEOUT_MS);
+		    QUORUM_DISTINCT_TIMEOUT_MS, err, errlen);
 	conn_req_clear(r, n);
 	return rc;
 }

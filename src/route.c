@@ -244,9 +244,9 @@ route_send(struct conn *conns, int n, struct args *a, struct conn_req *r,
  */
 int
 route_merge(struct conn *conns, int n, const struct conn_req *info,
-    int64_t deadline)
+    int64_t deadline, char *err, size_t errlen)
 {
-	return topology_merge(conns, n, info, deadline);
+	return topology_merge(conns, n, info, deadline, err, errlen);
 }
 
 /*

@@ -23,7 +23,7 @@ struct route_how {
 int route_send(struct conn *conns, int n, struct args *a, struct conn_req *r,
     const struct route_how *how);
 int route_merge(struct conn *conns, int n, const struct conn_req *info,
-    int64_t deadline);
+    int64_t deadline, char *err, size_t errlen);
 int route_masters(struct conn *c, struct conn **out, int64_t deadline,
     char *err, size_t errlen);
 int route_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,

@@ -169,6 +169,34 @@ group(const struct conn *conns, const struct conn_req *r, char (*id)[64],
 }
 
 /*
+ * A Redis Cluster has only database 0: a URL that merged into one
+ * (lead[i] another's, or others' its) and names another is refused, with
+ * why in err, rather than its database left out.  Returns 0, or -1.
+ */
+static int
+cluster_db_given(const struct conn *conns, int n, const int *lead, char *err,
+    size_t errlen)
+{
+	for (int i = 0; i < n; i++) {
+		int j = lead[i];
+
+		for (int k = 0; k < n && j == i; k++)
+			if (k != i && lead[k] == i)
+				j = k;
+		if (j != i && (conns[i].url->db != 0 || conns[j].url->db != 0)) {
+			const struct conn *d = conns[i].url->db != 0 ?
+			    &conns[i] : &conns[j];
+
+			snprintf(err, errlen, "%s and %s are nodes of one Redis "
+			    "Cluster, which has only database 0, not %d",
+			    conns[j].name, conns[i].name, d->url->db);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Several URLs that reach nodes of one Redis Cluster are one server of
  * the quorum, not several (a majority of its nodes is no majority of
  * independent servers): the first of them that answered stands for the
@@ -182,7 +210,7 @@ group(const struct conn *conns, const struct conn_req *r, char (*id)[64],
  */
 int
 topology_merge(struct conn *conns, int n, const struct conn_req *info,
-    int64_t deadline)
+    int64_t deadline, char *err, size_t errlen)
 {
 	static const char *const av[2] = { "CLUSTER", "NODES" };
 	struct conn_req r[n];
@@ -206,6 +234,8 @@ topology_merge(struct conn *conns, int n, const struct conn_req *info,
 	}
 	group(conns, r, id, info, n, lead);
 	conn_req_clear(r, n);
+	if (cluster_db_given(conns, n, lead, err, errlen) < 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
 		if (lead[i] == i)
 			continue;

@@ -195,6 +195,14 @@ blocked_on() { rcli_at "$1" CLIENT LIST | grep -q 'cmd=blpop'; }
 	run -0 redlock -u "$(url_of r1)" -u "$(url_of c1)" name true
 	# A node given twice is still the same server twice.
 	run -64 redlock -u "$(url_of c1)" -u "$(url_of c1)" name true
+	# A cluster has database 0 only: a URL that names another is refused,
+	# not merged with its database left out.
+	run -64 --separate-stderr redlock -u "$(url_of c1)/0" -u "$(url_of c1)/1" name \
+		touch "$BATS_TEST_TMPDIR/db"
+	assert_regex "$stderr" 'one Redis Cluster, which has only database 0, not 1$'
+	run -64 --separate-stderr redlock -u "$(url_of c2)/1" -u "$(url_of c1)" name \
+		touch "$BATS_TEST_TMPDIR/db"
+	assert [ ! -e "$BATS_TEST_TMPDIR/db" ]
 }
 
 @test "a cluster and two independent servers make a quorum of three" {
