@@ -191,7 +191,6 @@ sh_acquire_args(const struct lock *l, const struct lock_waiter *w,
 	args_script(a, SCRIPT_SH_ACQUIRE, &l->k);
 	args_put(a, ARG_SH_ACQUIRE_TOKEN, g->token, LOCK_TOKEN_LEN);
 	args_put_num(a, ARG_SH_ACQUIRE_TTL, l->ttl);
-	args_put_num(a, ARG_SH_ACQUIRE_FENCE_LINGER, PROTO_FENCE_LINGER_MS);
 	args_put_str(a, ARG_SH_ACQUIRE_HOST, m->host);
 	args_put_num(a, ARG_SH_ACQUIRE_PID, m->pid);
 	args_put_str(a, ARG_SH_ACQUIRE_USER, m->user);

@@ -71,24 +71,26 @@
  * about what a small command does, an argument about a third of that,
  * and running a script several times as much (callgrind on
  * redis-server; bench/results.md, G4 and G5).  So the usual exclusive
- * run is two scripts of three calls each (SET NX, INCR of the counter,
- * SET of the record; GET, DEL, EXISTS of the waiters) with five
- * arguments between them, and a renewal is GET and PEXPIRE of K, plus
- * PEXPIRE of the record every few renewals.
+ * run is two scripts (SET NX, TIME, GET and SET of the counter, SET of
+ * the record; GET, DEL, EXISTS of the waiters) with five arguments
+ * between them, and a renewal is GET and PEXPIRE of K, plus PEXPIRE of
+ * the record every few renewals.
  *
- * Fences strictly increase on a server although the counter expires: a
- * missing counter is seeded from the server's clock in microseconds,
- * and every later grant adds one in a script run of its own, which takes
- * longer than a microsecond.  So a fence is never above the server's
- * clock (in µs) at its grant, plus one, and a reseeded counter starts
- * above every fence given before.  The counter may expire while its
- * holder still runs: the next grant, later, reseeds above it all the
- * same.  A quorum's bump can leave a counter ahead of its own server's
- * clock by as much as the servers' clocks differ; such a counter must
- * outlive its last grant by more than that, so a quorum's counters
- * (and shared holds') linger PROTO_FENCE_LINGER_MS after each grant.  (A
- * server clock set back, then a reseed, would break this; so would
- * quorum servers whose clocks differ by more than PROTO_FENCE_LINGER_MS.)
+ * Fences strictly increase on a server although the counter expires or
+ * goes back: every grant's fence is one above both the counter and the
+ * server's clock in microseconds (src/lua/lib/fence.lua), and is kept in
+ * the counter for PROTO_FENCE_LINGER_MS.  The clock carries the fences
+ * over what the counter forgets: its expiry, a restart without data,
+ * and a failover to a replica that never received the last grants (a
+ * counter alone would give their fences again; a Redis Cluster's or a
+ * plain URL's failover has no guard to reseed it).  The counter carries
+ * them where the clock does not: a quorum's bump, which can leave a
+ * counter ahead of its own server's clock by as much as the servers'
+ * clocks differ, and a clock set back within the linger.  (A clock set
+ * back by more, or quorum servers whose clocks differ by more than
+ * PROTO_FENCE_LINGER_MS, would break this; so would a promoted replica
+ * whose clock is behind its old master's by more than the failover
+ * took.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.

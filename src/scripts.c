@@ -7,8 +7,13 @@ const char lua_acquire[] =
     "local token, ttl, record, wait = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
     "local granted\n"
     "if redis.call('SET', K, token, 'NX', 'PX', ttl) then\n"
-    "  granted = redis.call('INCR', fence)\n"
-    "  if granted > 1 and string.byte(wait) ~= 87 and redis.call('SET', meta,\n"
+    "  local t = redis.call('TIME')\n"
+    "  granted = t[1] * 1000000 + t[2] + 1\n"
+    "  local c = tonumber(redis.call('GET', fence) or '0')\n"
+    "  if c >= granted then granted = c + 1 end\n"
+    "  redis.call('SET', fence, string.format('%d', granted), 'PX',\n"
+    "    '50000')\n"
+    "  if string.byte(wait) ~= 87 and redis.call('SET', meta,\n"
     "      string.format('%d', granted) .. record, 'NX', 'PX', ttl) then\n"
     "    return granted\n"
     "  end\n"
@@ -69,14 +74,17 @@ const char lua_acquire[] =
     "  end\n"
     "  return hold, cl, cs\n"
     "end\n"
+    "local function fence_next(fk, t)\n"
+    "  t = t or redis.call('TIME')\n"
+    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "  local c = tonumber(redis.call('GET', fk) or '0')\n"
+    "  if c >= f then f = c + 1 end\n"
+    "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
+    "    '50000')\n"
+    "  return f\n"
+    "end\n"
     "local function grant(k, fk, mk, rec, px, id, f)\n"
-    "  f = f or redis.call('INCR', fk)\n"
-    "  if f == 1 then\n"
-    "    local t = redis.call('TIME')\n"
-    "    f = t[1] * 1000000 + t[2] + 1\n"
-    "    redis.call('SET', fk, string.format('%d', f), 'PX',\n"
-    "      '50000')\n"
-    "  end\n"
+    "  f = f or fence_next(fk)\n"
     "  if not redis.call('SET', mk, string.format('%d', f) .. rec,\n"
     "      'NX', 'PX', px) then\n"
     "    local m = redis.call('GET', mk) or ''\n"
@@ -219,14 +227,17 @@ const char lua_acquire_any[] =
     "  end\n"
     "  return hold, cl, cs\n"
     "end\n"
+    "local function fence_next(fk, t)\n"
+    "  t = t or redis.call('TIME')\n"
+    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "  local c = tonumber(redis.call('GET', fk) or '0')\n"
+    "  if c >= f then f = c + 1 end\n"
+    "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
+    "    '50000')\n"
+    "  return f\n"
+    "end\n"
     "local function grant(k, fk, mk, rec, px, id, f)\n"
-    "  f = f or redis.call('INCR', fk)\n"
-    "  if f == 1 then\n"
-    "    local t = redis.call('TIME')\n"
-    "    f = t[1] * 1000000 + t[2] + 1\n"
-    "    redis.call('SET', fk, string.format('%d', f), 'PX',\n"
-    "      '50000')\n"
-    "  end\n"
+    "  f = f or fence_next(fk)\n"
     "  if not redis.call('SET', mk, string.format('%d', f) .. rec,\n"
     "      'NX', 'PX', px) then\n"
     "    local m = redis.call('GET', mk) or ''\n"
@@ -1131,9 +1142,18 @@ const char lua_sh_acquire[] =
     "  end\n"
     "  return nil\n"
     "end\n"
+    "local function fence_next(fk, t)\n"
+    "  t = t or redis.call('TIME')\n"
+    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "  local c = tonumber(redis.call('GET', fk) or '0')\n"
+    "  if c >= f then f = c + 1 end\n"
+    "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
+    "    '50000')\n"
+    "  return f\n"
+    "end\n"
     "local K, fence, meta, holders, hmeta, xwait, wake, xwake, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]\n"
-    "local tokens = 16\n"
-    "local token, ttl, fence_linger, host, pid, user, cmd, start, limit, wake_linger, woken, mark_ms, waiter, guard, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]\n"
+    "local tokens = 15\n"
+    "local token, ttl, host, pid, user, cmd, start, limit, wake_linger, woken, mark_ms, waiter, guard, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]\n"
     "local now, t = server_ms()\n"
     "local function busy(ms, kind)\n"
     "  if mark_ms ~= '0' then\n"
@@ -1186,12 +1206,7 @@ const char lua_sh_acquire[] =
     "end\n"
     "local r = failover_guard(K, fence, guard, epoch, ttl)\n"
     "if r then return r end\n"
-    "local f = redis.call('INCR', fence)\n"
-    "if f == 1 then\n"
-    "  f = t[1] * 1000000 + t[2] + 1\n"
-    "  redis.call('SET', fence, string.format('%d', f))\n"
-    "end\n"
-    "redis.call('PEXPIRE', fence, fence_linger)\n"
+    "local f = fence_next(fence, t)\n"
     "if mark_ms ~= '0' then redis.call('ZREM', waiting, waiter) end\n"
     "redis.call('ZADD', holders, now + ttl, token)\n"
     "local p = token .. ':'\n"
@@ -1573,8 +1588,8 @@ const struct lua_script lua_scripts[] = {
 };
 
 const struct script_entry script_table[SCRIPT_COUNT] = {
-	[SCRIPT_ACQUIRE] = { lua_acquire, "5c48ff9d0c78e0a1f1417a6e6eea9607993fafac", "kfmaq" },
-	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "887bc149c7dee6eaa50091b45abcea832bfa5eff", "kfmqha" },
+	[SCRIPT_ACQUIRE] = { lua_acquire, "88a7eacb23005dbf4ff435fd6e61fd62b58787d7", "kfmaq" },
+	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "7ef367abc9832493959e6c235bcb19d200309022", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
 	[SCRIPT_INSPECT] = { lua_inspect, "6bd24efd851643a09856ec977d41fd66c42e6316", "kmwhHa" },
@@ -1593,7 +1608,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_RENEW] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "km" },
 	[SCRIPT_RENEW_LEASE] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "k" },
 	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "c07e36e20776587a54121db5b990749283c86813", "m" },
-	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "acd85699f3e51477bf7a8364db1aa66c633d9bbb", "kfmhHqwxa" },
+	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "be8a25150a6035146374b69328b4de529e3b2c83", "kfmhHqwxa" },
 	[SCRIPT_SH_RELEASE] = { lua_sh_release, "1da564302eb042e6769bc6d5cf80474abe9369d6", "khHwfqxa" },
 	[SCRIPT_SH_RELEASE_MARK] = { lua_sh_release_mark, "636656250355ede69ef3af02f51ee5f01509df83", "k" },
 	[SCRIPT_SH_RELEASE_META] = { lua_sh_release_meta, "85115da9ca4b55d945d5eb7e15ada674ae6a3321", "H" },

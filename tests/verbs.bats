@@ -476,15 +476,41 @@ fence_of() {
 	assert [ "$f2" -gt "$f1" ]
 }
 
+# set_counter NAME VALUE: NAME's fencing counter holds VALUE.
+set_counter() {
+	rcli EVAL "return redis.call('SET', '{redlock:' .. ARGV[1] .. '}\\0fence', ARGV[2])" 0 "$1" "$2" >/dev/null
+}
+
 @test "different locks have their own fencing counters" {
 	local a1 a2 b1 tok
 	read -r a1 tok < <(fence_of -t 1m a)
 	redlock release a "$tok"
+	# a's counter far ahead of the clock: a's next fence is one above it,
+	# b's is not.
+	set_counter a $((a1 + 1000000000000))
 	read -r b1 tok < <(fence_of -t 1m b)
 	read -r a2 tok < <(fence_of -t 1m a)
-	# One INCR per grant of this lock: b's grant did not count for a.
-	assert_equal "$a2" "$((a1 + 1))"
-	assert_regex "$b1" '^[0-9]+$'
+	assert_equal "$a2" "$((a1 + 1000000000001))"
+	assert [ "$b1" -gt "$a1" ]
+	assert [ "$b1" -lt "$a2" ]
+}
+
+@test "a fencing counter that went back, as after a failover whose new master lacks the last grants, still gives a larger fence" {
+	local f1 f2 tok
+	read -r f1 tok < <(fence_of -t 1m gone)
+	redlock release gone "$tok"
+	# The counter as a replica that missed the last grants has it.
+	set_counter gone $((f1 - 5))
+	read -r f2 tok < <(fence_of -t 1m gone)
+	assert [ "$f2" -gt "$f1" ]
+	redlock release gone "$tok"
+	# So for a shared hold.
+	set_counter gone $((f2 - 5))
+	run -0 redlock acquire -s -t 1m --env gone
+	assert_regex "$output" "REDLOCK_FENCE=[0-9]+"
+	local f3=${output#*REDLOCK_FENCE=}
+	f3=${f3%%[^0-9]*}
+	assert [ "$f3" -gt "$f2" ]
 }
 
 @test "break --fence removes the fencing counter and fences still grow" {

@@ -20,11 +20,17 @@
 -- that lapses, server ms); a queued request's grant leaves both.
 local granted
 if redis.call('SET', K, token, 'NX', 'PX', ttl) then
-  granted = redis.call('INCR', fence)
-  -- The usual grant, inline: the counter was there and the record key
-  -- free (nothing holds NAME back), and the request was not queued
-  -- (87: 'W').  Everything else goes on below, to grant().
-  if granted > 1 and string.byte(wait) ~= 87 and redis.call('SET', meta,
+  -- The fence, as lib/fence.lua's fence_next() mints it, inline.
+  local t = redis.call('TIME')
+  granted = t[1] * 1000000 + t[2] + 1
+  local c = tonumber(redis.call('GET', fence) or '0')
+  if c >= granted then granted = c + 1 end
+  redis.call('SET', fence, string.format('%d', granted), 'PX',
+    '{{PROTO_FENCE_LINGER_MS}}')
+  -- The usual grant, inline: the record key free (nothing holds NAME
+  -- back), and the request was not queued (87: 'W').  Everything else
+  -- goes on below, to grant().
+  if string.byte(wait) ~= 87 and redis.call('SET', meta,
       string.format('%d', granted) .. record, 'NX', 'PX', ttl) then
     return granted
   end

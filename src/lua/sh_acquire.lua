@@ -2,8 +2,8 @@
 --
 --@keys K fence meta holders hmeta xwait wake xwake waiting
 --@reply code value token
---@argv token ttl fence_linger host pid user cmd start limit wake_linger woken mark_ms waiter guard epoch tokens...
--- ARGV: token, ttl, fence linger, host, pid, user, cmd, start, limit
+--@argv token ttl host pid user cmd start limit wake_linger woken mark_ms waiter guard epoch tokens...
+-- ARGV: token, ttl, host, pid, user, cmd, start, limit
 --   (0: none), wake linger, woken ('1': this attempt follows a wake-up),
 --   mark ms and waiter id (see acquire.lua), the failover guard's
 --   argument and its Sentinel epoch (lib/failover_guard.lua: after a
@@ -29,6 +29,7 @@
 --@include lib/holder_record.lua
 --@include lib/hold.lua
 --@include lib/failover_guard.lua
+--@include lib/fence.lua
 local now, t = server_ms()
 local function busy(ms, kind)
   if mark_ms ~= '0' then
@@ -81,12 +82,7 @@ if max > 0 and n >= max then
 end
 local r = failover_guard(K, fence, guard, epoch, ttl)
 if r then return r end
-local f = redis.call('INCR', fence)
-if f == 1 then
-  f = t[1] * 1000000 + t[2] + 1
-  redis.call('SET', fence, string.format('%d', f))
-end
-redis.call('PEXPIRE', fence, fence_linger)
+local f = fence_next(fence, t)
 if mark_ms ~= '0' then redis.call('ZREM', waiting, waiter) end
 redis.call('ZADD', holders, now + ttl, token)
 local p = token .. ':'

@@ -1,6 +1,7 @@
 -- grant(k, fk, mk, rec, px, id, f): the end of a grant, K (k) just
--- taken: the fence from the counter fk (f, when the caller already
--- incremented it), seeded from the server's clock when missing, then the holder's record (mk) from the record's tail rec
+-- taken: the fence from the counter fk (lib/fence.lua; f, when the
+-- caller already minted it), then the holder's record (mk) from the
+-- record's tail rec
 -- (lib/holder_record.lua), living px ms (the first renewal extends it).
 -- Returns the fence, and, when NAME is held back, the ms to wait.
 -- Numbers are formatted as integers ('%d': a fence is below 2^53) and
@@ -14,14 +15,9 @@
 -- not ask it to stop (stop.lua).
 --@include lib/now.lua
 --@include lib/hold.lua
+--@include lib/fence.lua
 local function grant(k, fk, mk, rec, px, id, f)
-  f = f or redis.call('INCR', fk)
-  if f == 1 then
-    local t = redis.call('TIME')
-    f = t[1] * 1000000 + t[2] + 1
-    redis.call('SET', fk, string.format('%d', f), 'PX',
-      '{{PROTO_FENCE_LINGER_MS}}')
-  end
+  f = f or fence_next(fk)
   if not redis.call('SET', mk, string.format('%d', f) .. rec,
       'NX', 'PX', px) then
     local m = redis.call('GET', mk) or ''
