@@ -253,11 +253,16 @@ phase_release(struct run *r, struct monitor *mon, int code, int die_by,
     int64_t since)
 {
 	const struct config *c = r->cfg;
+	enum outcome out;
 	int succeeded;
 
 	supervise_end(r);
-	succeeded = monitor_done(mon, r, code, die_by) == OUTCOME_OK &&
-	    c->once_per > 0;
+	out = monitor_done(mon, r, code, die_by);
+	succeeded = out == OUTCOME_OK && c->once_per > 0;
+	/* -c whose shell could not run COMMAND (126, 127) did not start it
+	 * either: --min-hold keeps nothing. */
+	if (out == OUTCOME_EXEC_FAILED)
+		r->not_run = 1;
 	if (succeeded && !r->held)
 		once_mark(c, r->lock, r->grant, since);
 	if (r->held && finish(r, succeeded ? c->once_per : 0, since) &&

@@ -296,6 +296,10 @@ free_now() { redlock -n "$@" true >/dev/null 2>&1; }
 	assert key_absent redlock:name
 	run -126 --separate-stderr redlock --min-hold 1m name "$BATS_TEST_TMPDIR"
 	assert key_absent redlock:name
+	# Nor one that -c's shell could not run (exec_failed, as the outcome
+	# says).
+	run -127 --separate-stderr redlock --min-hold 1m name -c "$BATS_TEST_TMPDIR/no-such-command"
+	assert key_absent redlock:name
 	# A command that ran and exited 127 itself keeps it.
 	run -127 redlock --min-hold 1m name sh -c 'exit 127'
 	run -1 redlock -n name true
