@@ -33,6 +33,13 @@ static const int handled[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
 };
 
+/* The job-control stops that sig_catch_stops() catches while the
+ * command runs. */
+static const int stops[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+
+/* Are they caught now (sig_catch_stops())? */
+static int catching_stops;
+
 /* The last signal read from the self-pipe that asks redlock to end
  * (SIGINT, SIGTERM, SIGHUP, SIGQUIT): --respawn stops on it. */
 static int end_asked;
@@ -123,8 +130,39 @@ sig_init(void)
 	}
 	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
 		ignored_at_start |= 1ULL << SIGPIPE;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		if (sigaction(stops[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			ignored_at_start |= 1ULL << stops[i];
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+/* SIGTSTP, SIGTTIN or SIGTTOU (those not ignored at start) caught (on),
+ * or back to their defaults.  While the command runs a job-control stop
+ * sent to redlock alone (kill -TSTP %1: redlock's group, not the
+ * command's, which has one of its own) must stop the command too: it
+ * is forwarded to the command like any signal, whose stop then stops
+ * redlock (supervise.c), as the terminal's Ctrl-Z does. */
+static void
+stops_set(int on)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on ? on_signal : SIG_DFL;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		if (!sig_ignored(stops[i]))
+			sigaction(stops[i], &sa, NULL);
+}
+
+void
+sig_catch_stops(int on)
+{
+	catching_stops = on;
+	stops_set(on);
 }
 
 /* The descriptor that becomes readable when a signal or event arrived. */
@@ -246,7 +284,7 @@ sig_stop_self(int sig)
 	/* Continued: by fg or bg, by the guard for a SIGTERM or SIGHUP
 	 * that came meanwhile (still caught, it is handled now), or by the
 	 * kernel after the terminal's hangup. */
-	signal(sig, SIG_DFL);
+	stops_set(catching_stops);
 }
 
 /*

@@ -18,6 +18,7 @@ int sig_keep_end(void);
 int sig_ignored(int sig);
 void sig_child_defaults(void);
 void sig_stop_self(int sig);
+void sig_catch_stops(int on);
 void sig_die_by(int sig, int group);
 
 #endif

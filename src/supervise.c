@@ -368,6 +368,7 @@ supervise(struct run *r)
 	r->started = clock_ms();
 	r->renew_at = r->held ? r->grant->sent_at +
 	    lease_renew_every(r->lock->ttl) : 0;
+	sig_catch_stops(1);
 	for (;;) {
 		int64_t next = check_deadlines(r), left = next - clock_ms();
 		int st;
@@ -391,6 +392,7 @@ supervise(struct run *r)
 			break;
 		forward_signals(r);
 	}
+	sig_catch_stops(0);
 	return status;
 }
 

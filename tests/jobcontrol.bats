@@ -257,6 +257,31 @@ reads_tty_in_background() {
 	assert_equal "$(cat "$D/got")" 'got hello'
 }
 
+# tstp_to_background_job TOOL: `TOOL bash -c WAIT_GO &`, then `kill -TSTP
+# %1`, which goes to the job's process group, the tool's (redlock's
+# command has a group of its own): the tool and its command stop, jobs
+# says Stopped, and bg resumes both to exit 0.
+tstp_to_background_job() {
+	rm -f "$D"/{c.pid,c.token,go,finished,rc,jobs}
+	tm_type "$1 bash -c '$WAIT_GO' &"
+	wait_until -t 20 test -s "$D/c.pid" || fail "the command never ran; screen: $(screen)"
+	CHILD=$(cat "$D/c.pid")
+	TOOL_PID=$(stat_field "$CHILD" 2)
+	wait_until -t 20 prompt_back
+	tm_run 'kill -TSTP %1'
+	wait_until -t 20 command_stopped "$CHILD" || fail "kill -TSTP %1: the command (pid $CHILD) is not stopped: state $(stat_field "$CHILD" 1)"
+	wait_until -t 20 stopped "$TOOL_PID" || fail "kill -TSTP %1: pid $TOOL_PID is not stopped: state $(stat_field "$TOOL_PID" 1)"
+	tm_run 'jobs >"$D/jobs"'
+	grep -q 'Stopped' "$D/jobs" || fail "jobs says: $(cat "$D/jobs")"
+	tm_run 'bg'
+	wait_until -t 20 not_stopped "$CHILD" || fail "bg: the command stays stopped"
+	wait_until -t 20 not_stopped "$TOOL_PID" || fail "bg: pid $TOOL_PID stays stopped"
+	: >"$D/go"
+	wait_for_file "$D/finished" 10
+	tm_run 'wait %1; echo "rc=$?" >"$D/rc"'
+	rc_is 0
+}
+
 # --- flock and redlock --------------------------------------------------------
 
 @test "Ctrl-Z on 'redlock NAME cmd' gives the prompt back with the job Stopped, and fg resumes it to exit 0, as with flock" {
@@ -269,6 +294,12 @@ reads_tty_in_background() {
 	ctrl_z_then_bg "$(flock_tool)"
 	ctrl_z_then_bg "redlock jb"
 	assert key_absent redlock:jb
+}
+
+@test "kill -TSTP %1 stops a background 'redlock NAME cmd' and its command together, and bg resumes both, as with flock" {
+	tstp_to_background_job "$(flock_tool)"
+	tstp_to_background_job "redlock jt"
+	assert key_absent redlock:jt
 }
 
 @test "Ctrl-C on a foreground 'redlock NAME cmd' stops the command, exit 130, and releases, as with flock" {
