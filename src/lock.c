@@ -147,6 +147,19 @@ acquire_settled(const struct conn_req *r, int n)
 	return acquire_decided(n, count, pending);
 }
 
+/* conn_exec_until()'s question for a bump round: have a majority raised
+ * their counters?  That is all a bump needs; a server that does not
+ * answer must not keep the command waiting while the lease runs. */
+static int
+bump_settled(const struct conn_req *r, int n)
+{
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
+	return ok >= quorum_of(n);
+}
+
 /* Raise the fencing counters to g->fence; see src/lua/bump.lua.  Returns
  * how many servers did. */
 static int
@@ -161,7 +174,9 @@ fence_bump(const struct lock *l, const struct grant *g, struct lock_outcome *o)
 	args_script(&a, SCRIPT_BUMP, &l->k);
 	args_put_num(&a, ARG_BUMP_FENCE_VALUE, g->fence);
 	args_put_num(&a, ARG_BUMP_LINGER, PROTO_FENCE_LINGER_MS);
-	lock_round(l, &a, r, clock_ms() + l->op_timeout, o);
+	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
+	    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1,
+	    .settled = bump_settled, .err = o->err, .errlen = sizeof(o->err) });
 	for (int i = 0; i < l->n; i++)
 		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
 	conn_req_clear(r, l->n);

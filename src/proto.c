@@ -77,20 +77,25 @@
  * the record every few renewals.
  *
  * Fences strictly increase on a server although the counter expires or
- * goes back: every grant's fence is one above both the counter and the
- * server's clock in microseconds (src/lua/lib/fence.lua), and is kept in
- * the counter for PROTO_FENCE_LINGER_MS.  The clock carries the fences
- * over what the counter forgets: its expiry, a restart without data,
- * and a failover to a replica that never received the last grants (a
- * counter alone would give their fences again; a Redis Cluster's or a
- * plain URL's failover has no guard to reseed it).  The counter carries
- * them where the clock does not: a quorum's bump, which can leave a
- * counter ahead of its own server's clock by as much as the servers'
- * clocks differ, and a clock set back within the linger.  (A clock set
- * back by more, or quorum servers whose clocks differ by more than
- * PROTO_FENCE_LINGER_MS, would break this; so would a promoted replica
- * whose clock is behind its old master's by more than the failover
- * took.)
+ * goes back.  On one server every grant's fence is one above both the
+ * counter and the server's clock in microseconds (src/lua/lib/fence.lua),
+ * and is kept in the counter for PROTO_FENCE_LINGER_MS.  The clock
+ * carries the fences over what the counter forgets: its expiry, a
+ * restart without data, and a failover to a replica that never received
+ * the last grants (a counter alone would give their fences again; a
+ * Redis Cluster's or a plain URL's failover has no guard to reseed it).
+ * The counter carries them over a clock set back within the linger.  On
+ * a quorum a grant adds one to the counter, which a missing one seeds
+ * from the clock: the bump after a grant leaves a majority's counters
+ * equal, so that the next grant finds them so and needs no bump, and
+ * one server that forgets is outvoted.  A bump can leave a counter
+ * ahead of its own server's clock by as much as the servers' clocks
+ * differ; such a counter must outlive its last grant by more than that,
+ * so a quorum's counters linger PROTO_FENCE_LINGER_MS after each grant.
+ * (A clock set back by more, or quorum servers whose clocks differ by
+ * more than PROTO_FENCE_LINGER_MS, would break this; so would a promoted
+ * replica whose clock is behind its old master's by more than the
+ * failover took.)
  *
  * Scripts are sent as EVALSHA; a server that does not know one (new,
  * restarted, SCRIPT FLUSH) answers NOSCRIPT and gets the body once.

@@ -47,17 +47,22 @@ struct renew {
 	char why[384];		/* guarded by mu */
 };
 
-/* Sleep until clock_ms() reaches t or main asks us to stop (returns 1). */
+/* Sleep until clock_ms() reaches t or main asks us to stop (returns 1).
+ * The request is looked at even when t has passed: a round that takes
+ * longer than the renewal interval (a quorum's short TTL, a server
+ * that does not answer) must not keep main waiting for ever. */
 static int
 sleep_until(struct renew *r, int64_t t)
 {
 	for (;;) {
 		int64_t left = t - clock_ms();
 		struct pollfd p = { .fd = r->stop_fd[0], .events = POLLIN };
+
+		if (poll(&p, 1, left <= 0 ? 0 : left > 1000 ? 1000 :
+		    (int)left) > 0)
+			return 1;
 		if (left <= 0)
 			return 0;
-		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) > 0)
-			return 1;
 	}
 }
 

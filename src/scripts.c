@@ -74,17 +74,19 @@ const char lua_acquire[] =
     "  end\n"
     "  return hold, cl, cs\n"
     "end\n"
-    "local function fence_next(fk, t)\n"
-    "  t = t or redis.call('TIME')\n"
-    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "local function fence_next(fk, t, counted)\n"
     "  local c = tonumber(redis.call('GET', fk) or '0')\n"
-    "  if c >= f then f = c + 1 end\n"
+    "  local f = c + 1\n"
+    "  if not counted or c == 0 then\n"
+    "    t = t or redis.call('TIME')\n"
+    "    f = math.max(f, t[1] * 1000000 + t[2] + 1)\n"
+    "  end\n"
     "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
     "    '50000')\n"
     "  return f\n"
     "end\n"
-    "local function grant(k, fk, mk, rec, px, id, f)\n"
-    "  f = f or fence_next(fk)\n"
+    "local function grant(k, fk, mk, rec, px, id, f, counted)\n"
+    "  f = f or fence_next(fk, nil, counted)\n"
     "  if not redis.call('SET', mk, string.format('%d', f) .. rec,\n"
     "      'NX', 'PX', px) then\n"
     "    local m = redis.call('GET', mk) or ''\n"
@@ -227,17 +229,19 @@ const char lua_acquire_any[] =
     "  end\n"
     "  return hold, cl, cs\n"
     "end\n"
-    "local function fence_next(fk, t)\n"
-    "  t = t or redis.call('TIME')\n"
-    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "local function fence_next(fk, t, counted)\n"
     "  local c = tonumber(redis.call('GET', fk) or '0')\n"
-    "  if c >= f then f = c + 1 end\n"
+    "  local f = c + 1\n"
+    "  if not counted or c == 0 then\n"
+    "    t = t or redis.call('TIME')\n"
+    "    f = math.max(f, t[1] * 1000000 + t[2] + 1)\n"
+    "  end\n"
     "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
     "    '50000')\n"
     "  return f\n"
     "end\n"
-    "local function grant(k, fk, mk, rec, px, id, f)\n"
-    "  f = f or fence_next(fk)\n"
+    "local function grant(k, fk, mk, rec, px, id, f, counted)\n"
+    "  f = f or fence_next(fk, nil, counted)\n"
     "  if not redis.call('SET', mk, string.format('%d', f) .. rec,\n"
     "      'NX', 'PX', px) then\n"
     "    local m = redis.call('GET', mk) or ''\n"
@@ -299,7 +303,8 @@ const char lua_acquire_any[] =
     "  redis.call('SET', K, token, 'PX', ttl)\n"
     "end\n"
     "local f\n"
-    "f, held = grant(K, fence, meta, record, record_ms, waiter)\n"
+    "f, held = grant(K, fence, meta, record, record_ms, waiter, nil,\n"
+    "  linger == '1')\n"
     "if held then return busy(false) end\n"
     "if queued == '1' then\n"
     "  redis.call('ZREM', xwait, waiter)\n"
@@ -1142,11 +1147,13 @@ const char lua_sh_acquire[] =
     "  end\n"
     "  return nil\n"
     "end\n"
-    "local function fence_next(fk, t)\n"
-    "  t = t or redis.call('TIME')\n"
-    "  local f = t[1] * 1000000 + t[2] + 1\n"
+    "local function fence_next(fk, t, counted)\n"
     "  local c = tonumber(redis.call('GET', fk) or '0')\n"
-    "  if c >= f then f = c + 1 end\n"
+    "  local f = c + 1\n"
+    "  if not counted or c == 0 then\n"
+    "    t = t or redis.call('TIME')\n"
+    "    f = math.max(f, t[1] * 1000000 + t[2] + 1)\n"
+    "  end\n"
     "  redis.call('SET', fk, string.format('%d', f), 'PX',\n"
     "    '50000')\n"
     "  return f\n"
@@ -1588,8 +1595,8 @@ const struct lua_script lua_scripts[] = {
 };
 
 const struct script_entry script_table[SCRIPT_COUNT] = {
-	[SCRIPT_ACQUIRE] = { lua_acquire, "88a7eacb23005dbf4ff435fd6e61fd62b58787d7", "kfmaq" },
-	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "7ef367abc9832493959e6c235bcb19d200309022", "kfmqha" },
+	[SCRIPT_ACQUIRE] = { lua_acquire, "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad", "kfmaq" },
+	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "f645a2218701a2a2a16be40cb379f68ce4be94ac", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
 	[SCRIPT_INSPECT] = { lua_inspect, "6bd24efd851643a09856ec977d41fd66c42e6316", "kmwhHa" },
@@ -1608,7 +1615,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_RENEW] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "km" },
 	[SCRIPT_RENEW_LEASE] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "k" },
 	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "c07e36e20776587a54121db5b990749283c86813", "m" },
-	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "be8a25150a6035146374b69328b4de529e3b2c83", "kfmhHqwxa" },
+	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "ed6a4a5672e8bd58d6adc2472bb9a5eb4c9a0c31", "kfmhHqwxa" },
 	[SCRIPT_SH_RELEASE] = { lua_sh_release, "1da564302eb042e6769bc6d5cf80474abe9369d6", "khHwfqxa" },
 	[SCRIPT_SH_RELEASE_MARK] = { lua_sh_release_mark, "636656250355ede69ef3af02f51ee5f01509df83", "k" },
 	[SCRIPT_SH_RELEASE_META] = { lua_sh_release_meta, "85115da9ca4b55d945d5eb7e15ada674ae6a3321", "H" },

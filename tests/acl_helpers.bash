@@ -129,7 +129,7 @@ cycle() {
 	bg_wait holder "$((w + 5))" || [[ -n $soft ]] || return 1
 	[[ $(redlock runs rec) == *$'\n'rec*ok* ]] || [[ -n $soft ]] || return 1
 	denied && return 0
-	[[ $(redlock runs --prom rec) == *'redlock_record_runs_total{name="rec",outcome="busy"} 1'* ]] ||
+	[[ $(redlock runs --prom rec) == *'redlock_record_runs_total{name="rec",'*',outcome="busy"} 1'* ]] ||
 		[[ -n $soft ]] || return 1
 	denied && return 0
 	# --fair: a waiter queues (fair.lua) behind a holder, then runs.

@@ -370,6 +370,19 @@ assert_held_everywhere() {
 	assert_equal "$BG_STATUS" 0
 }
 
+@test "a short TTL on three servers, one of them stopped: the command runs at once, and redlock ends when it does" {
+	use_servers 3
+	stop_server q3
+	# The grant's bump of the fencing counters needs a majority, not
+	# the stopped server's reply, which would outlast a 100 ms lease.
+	run -0 within 10000 redlock "${QARGS[@]}" -t 100ms fresh1 echo ran
+	assert_output ran
+	# Renewal rounds that wait out the stopped server take longer than
+	# the renewal interval; the thread still hears that the command ended.
+	run -0 within 10000 redlock "${QARGS[@]}" -t 300ms fresh2 sleep 1
+	cont_server q3
+}
+
 @test "status over three servers, one of them stopped, still says held: the other two agree" {
 	use_servers 3
 	start_guarded h "${QARGS[@]}" -t 3s "$LOCK"

@@ -454,8 +454,8 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "88a7eacb23005dbf4ff435fd6e61fd62b58787d7" },
-	{ "acquire_any", "7ef367abc9832493959e6c235bcb19d200309022" },
+	{ "acquire", "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad" },
+	{ "acquire_any", "f645a2218701a2a2a16be40cb379f68ce4be94ac" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21" },
 	{ "inspect", "6bd24efd851643a09856ec977d41fd66c42e6316" },
@@ -473,7 +473,7 @@ static const struct {
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },
 	{ "renew", "7bc160961f998c297ee50b4e7618ff5a00511981" },
 	{ "renew_record", "c07e36e20776587a54121db5b990749283c86813" },
-	{ "sh_acquire", "be8a25150a6035146374b69328b4de529e3b2c83" },
+	{ "sh_acquire", "ed6a4a5672e8bd58d6adc2472bb9a5eb4c9a0c31" },
 	{ "sh_release", "1da564302eb042e6769bc6d5cf80474abe9369d6" },
 	{ "sh_release_mark", "636656250355ede69ef3af02f51ee5f01509df83" },
 	{ "sh_release_meta", "85115da9ca4b55d945d5eb7e15ada674ae6a3321" },

@@ -68,7 +68,8 @@ else
   redis.call('SET', K, token, 'PX', ttl)
 end
 local f
-f, held = grant(K, fence, meta, record, record_ms, waiter)
+f, held = grant(K, fence, meta, record, record_ms, waiter, nil,
+  linger == '1')
 if held then return busy(false) end
 if queued == '1' then
   redis.call('ZREM', xwait, waiter)

@@ -1,7 +1,7 @@
--- grant(k, fk, mk, rec, px, id, f): the end of a grant, K (k) just
--- taken: the fence from the counter fk (lib/fence.lua; f, when the
--- caller already minted it), then the holder's record (mk) from the
--- record's tail rec
+-- grant(k, fk, mk, rec, px, id, f, counted): the end of a grant, K (k)
+-- just taken: the fence from the counter fk (lib/fence.lua, counted on a
+-- quorum; f, when the caller already minted it), then the holder's
+-- record (mk) from the record's tail rec
 -- (lib/holder_record.lua), living px ms (the first renewal extends it).
 -- Returns the fence, and, when NAME is held back, the ms to wait.
 -- Numbers are formatted as integers ('%d': a fence is below 2^53) and
@@ -16,8 +16,8 @@
 --@include lib/now.lua
 --@include lib/hold.lua
 --@include lib/fence.lua
-local function grant(k, fk, mk, rec, px, id, f)
-  f = f or fence_next(fk)
+local function grant(k, fk, mk, rec, px, id, f, counted)
+  f = f or fence_next(fk, nil, counted)
   if not redis.call('SET', mk, string.format('%d', f) .. rec,
       'NX', 'PX', px) then
     local m = redis.call('GET', mk) or ''
