@@ -156,6 +156,16 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	(($(granted_ms w) >= exp + 1500)) || fail "granted $((exp + 1500 - $(granted_ms w))) ms early"
 }
 
+@test "extend --lock-delay keeps an acquired lock's delay, as redlock-scheduling(7) says to give it" {
+	local tok exp
+	tok=$(redlock acquire -t 500ms --lock-delay 1500ms manual2)
+	run -0 redlock extend -t 600ms --lock-delay 1500ms manual2 "$tok"
+	exp=$(expiry_ms redlock:manual2)
+	waiter w "$REDIS_SOCK" -w 10 manual2
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 10
+	(($(granted_ms w) >= exp + 1500)) || fail "granted $((exp + 1500 - $(granted_ms w))) ms early"
+}
+
 @test "through a Sentinel failover with the guard: the waiter gets NAME only after expiry + delay, without overlap" {
 	sentinel_setup ld svc-ld
 	local url=$SENTINEL_URL exp got
