@@ -479,6 +479,7 @@ token_once(const struct lock *l, enum script s, const struct release *rel,
 	for (int i = 0; i < l->n; i++) {
 		if (code[i] == RENEW_NONE)
 			continue;
+		o->answered++;
 		ok += code[i] >= TOKEN_DONE;
 		o->stop |= code[i] == TOKEN_STOP &&
 		    (s == SCRIPT_RENEW || s == SCRIPT_SH_RENEW);
@@ -509,6 +510,7 @@ token_op(const struct lock *l, enum script s, enum script sh,
 	memset(done, 0, sizeof(done));
 	*others = 0;
 	o->stop = 0;
+	o->answered = 0;
 	ok = token_once(l, s, rel, arg, done, others, &shared, o);
 	if (memchr(done, 0, sizeof(done)) != NULL && !rel->brief)
 		ok += token_once(l, s, rel, arg, done, others, &shared, o);
@@ -516,6 +518,7 @@ token_op(const struct lock *l, enum script s, enum script sh,
 		/* Only shared holders: is TOKEN one of them? */
 		memset(done, 0, sizeof(done));
 		*others = 0;
+		o->answered = 0;
 		ok = token_once(l, sh, rel, arg, done, others, &shared, o);
 	}
 	return ok;

@@ -157,6 +157,8 @@ struct lock_outcome {
 				 * --replace claim (proto.c) */
 	int fair_pos;		/* --fair: our place in the queue, from 1;
 				 * 0: not known */
+	int answered;		/* release, extend: the servers that said
+				 * whether the token holds the lock */
 	char err[384];		/* why servers failed, for the message */
 };
 

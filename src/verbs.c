@@ -194,7 +194,9 @@ verb_token(const struct config *c, const struct lock *l, int extend)
 		    c->name);
 		return 0;
 	}
-	if (o.err[0] != '\0' && others + ok < l->quorum) {
+	/* A majority that said "not this token" is an answer, whatever a
+	 * minority did. */
+	if (o.err[0] != '\0' && o.answered < l->quorum) {
 		log_error("%s", o.err);
 		return EXIT_UNAVAILABLE;
 	}

@@ -370,6 +370,17 @@ assert_held_everywhere() {
 	assert_equal "$BG_STATUS" 0
 }
 
+@test "release and extend of a token that holds nothing, with one server of three stopped: the conflict status, as the other two say" {
+	use_servers 3
+	stop_server q3
+	local t=00000000-0000-4000-8000-000000000000
+	run -1 --separate-stderr within 10000 redlock "${QARGS[@]}" release free1 "$t"
+	assert_equal "$stderr" "redlock: cannot release lock 'free1': it is not held"
+	run -1 within 10000 redlock "${QARGS[@]}" extend free1 "$t"
+	run -7 within 10000 redlock -E 7 "${QARGS[@]}" release free1 "$t"
+	cont_server q3
+}
+
 @test "a short TTL on three servers, one of them stopped: the command runs at once, and redlock ends when it does" {
 	use_servers 3
 	stop_server q3
