@@ -485,6 +485,38 @@ guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
 	return 0;
 }
 
+/* Start a guard in the place of one that is gone, on its descriptor fd,
+ * told the command, token and lease end; it execs at once (guard_exec()),
+ * so threads may run meanwhile.  Returns 0 with *guard set, or -1. */
+int
+guard_again(pid_t *guard, int fd, pid_t command, const char *token,
+    int64_t margin, int64_t end)
+{
+	struct guard_state g = { .command = command, .redlock = getpid(),
+	    .margin = margin, .end = end };
+	int gp[2];
+
+	if (token != NULL)
+		fmt_cat(g.token, sizeof(g.token), token, (char *)NULL);
+	if (pipe2(gp, O_CLOEXEC) < 0)
+		return -1;
+	g.fd = gp[0];
+	if ((*guard = fork()) == 0) {
+		guard_exec(&g);
+		_exit(127);
+	}
+	close(gp[0]);
+	if (*guard > 0)
+		setpgid(*guard, *guard);
+	if (*guard < 0 || dup3(gp[1], fd, O_CLOEXEC) < 0) {
+		close(gp[1]);
+		*guard = 0;
+		return -1;
+	}
+	close(gp[1]);
+	return 0;
+}
+
 /* Tell the guard the command's pid.  fd -1 does nothing. */
 void
 guard_command(int fd, pid_t command)

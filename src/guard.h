@@ -24,6 +24,8 @@
 void guard_exec_main(int argc, char **argv);
 int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end);
+int guard_again(pid_t *guard, int fd, pid_t command, const char *token,
+    int64_t margin, int64_t end);
 void guard_command(int fd, pid_t command);
 void guard_mark(int fd, const char *token, int64_t end);
 void guard_lease(int fd, int64_t end);

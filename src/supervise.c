@@ -144,6 +144,31 @@ supervise_guard(struct run *r)
 		r->child.exec_by = end - lease_safety(c->ttl);
 }
 
+/*
+ * The guard died while the command runs (SIGKILL, the out-of-memory
+ * killer; it ignores the rest): another takes its place at once, so that
+ * a redlock stopped or killed after that still cannot leave the command
+ * running past the lease.  Not once the lease it enforced has ended (it
+ * killed the tree and left), nor again after a guard could not start.
+ */
+static void
+guard_replace(struct run *r)
+{
+	const struct config *c = r->cfg;
+	int64_t end = r->lease_fd >= 0 ? lease_ends(r) : GUARD_NO_LEASE;
+
+	if (r->lost || (end != GUARD_NO_LEASE &&
+	    clock_ms() >= end - lease_safety(c->ttl)))
+		return;
+	if (guard_again(&r->child.guard, r->guard_fd, r->child.pid,
+	    r->held ? r->grant->token : NULL, lease_safety(c->ttl), end) < 0) {
+		r->child.guard = -1;
+		log_error("cannot start the guard process again: %s",
+		    strerror(errno));
+	} else
+		log_info("the guard process was gone; started another");
+}
+
 /* Start the renewal thread at the first ttl/3: commands shorter than
  * that never need it. */
 static int64_t
@@ -383,6 +408,8 @@ supervise(struct run *r)
 				child_kill_tree(&r->child);
 		} else if (ev == CHILD_STOPPED && !done)
 			suspend(r, st);
+		if (r->guard_fd >= 0 && r->child.guard == 0 && !done)
+			guard_replace(r);
 		if (done && !child_tree_alive(&r->child))
 			break;
 		if (done && left > TREE_POLL_MS)

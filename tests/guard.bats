@@ -225,3 +225,32 @@ own_guard() {
 	assert wait_until -t 2 pid_dead "$loop"
 	assert wait_until -t 2 pid_dead "$esc"
 }
+
+# guard_of RL CMD: the child of redlock RL that is not its command CMD
+# (its guard), on stdout; fails while there is none.
+guard_of() {
+	local p
+	for p in $(children_of "$1"); do
+		[[ $p != "$2" ]] && echo "$p" && return 0
+	done
+	return 1
+}
+guard_is_new() { local g; g=$(guard_of "$1" "$2") && [[ $g != "$3" ]]; }
+
+@test "a guard SIGKILLed while the command runs is replaced: redlock stopped after that still cannot leave the command running past its lease" {
+	local d=$BATS_TEST_TMPDIR rl cmd old
+	bg_start h "$RL" -t 2s gk sh -c 'echo $$ >"$1"; exec sleep 600' sh "$d/cmd"
+	wait_for_file "$d/cmd" 10
+	rl=$(bg_pid h)
+	cmd=$(cat "$d/cmd")
+	assert wait_until -t 5 guard_of "$rl" "$cmd"
+	old=$(guard_of "$rl" "$cmd")
+	kill -KILL "$old"
+	assert wait_until -t 5 guard_is_new "$rl" "$cmd" "$old"
+	stop_pid "$rl"
+	# The new guard kills the command before the 2 s lease ends.
+	assert wait_until -t 4 pid_dead "$cmd"
+	cont_pid "$rl"
+	bg_wait h 10
+	assert_equal "$BG_STATUS" 75
+}
