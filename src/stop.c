@@ -158,7 +158,8 @@ stop_run(const struct config *c, const struct lock *l, int *die_by)
 	}
 	if (s.foreign)
 		log_error("lock '%s' is held by another client, which cannot "
-		    "be asked to stop: waiting for its release", c->name);
+		    "be asked to stop%s", c->name, c->wait == 0 ? "" :
+		    ": waiting for its release");
 	else
 		log_error("asked %lld holder%s of lock '%s' to stop", s.asked,
 		    s.asked == 1 ? "" : "s", c->name);

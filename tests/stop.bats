@@ -228,6 +228,7 @@ FOREVER='i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'
 	assert_output --partial 'cannot be asked'
 	assert_output --partial '-n'
 	refute_output --partial 'timed out'
+	refute_output --partial 'waiting for its release'
 	assert_equal "$(rcli GET redlock:py)" pytoken
 	local pttl
 	pttl=$(rcli PTTL redlock:py)
