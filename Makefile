@@ -76,7 +76,7 @@ COLD_SRCS = src/tls.c src/hooks.c src/renew.c src/metrics.c src/prom.c \
 	src/record.c src/runs.c src/tree.c src/fair.c src/once.c src/replace.c \
 	src/respawn.c src/refused.c src/inspect.c src/scan.c src/status.c \
 	src/stop.c src/print.c src/verbs.c src/utf8.c src/sentinel.c src/sha1.c \
-	src/scripts.c
+	src/scripts.c src/url_label.c
 SRCS = $(HOT_SRCS) $(COLD_SRCS)
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.

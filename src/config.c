@@ -499,36 +499,6 @@ check_run_options(struct config *c, struct parse *p)
 }
 
 /*
- * The -u URLs as the command's $REDLOCK_URL (c->url_env): joined by
- * commas, as the variable lists them, each without its password, so
- * that a nested redlock reaches the servers this one does.
- */
-static int
-url_env_of(struct config *c, struct parse *p)
-{
-	static const char var[] = "REDLOCK_URL=";
-	size_t len = sizeof(var);
-	char *list, *q;
-
-	for (int i = 0; i < p->nurls; i++)
-		len += strlen(p->urls[i]) + 1;
-	if ((list = malloc(len)) == NULL ||
-	    (c->url_env = malloc(len)) == NULL) {
-		free(list);
-		return bad(p, "%s", "out of memory");
-	}
-	q = list;
-	for (int i = 0; i < p->nurls; i++)
-		q += fmt_cat(q, len - (size_t)(q - list), i ? "," : "",
-		    p->urls[i], (char *)NULL);
-	memcpy(c->url_env, var, sizeof(var) - 1);
-	url_list_drop_passwords(list, c->url_env + sizeof(var) - 1);
-	explicit_bzero(list, len);
-	free(list);
-	return CONFIG_OK;
-}
-
-/*
  * What the command line left open: options from the environment, the
  * checks that involve several options, the password, the servers.
  */
@@ -560,8 +530,10 @@ settle(struct config *c, struct parse *p)
 	if (config_env_password(p->password_file, p->password_who,
 	    &c->password_buf, &c->password, p->err, p->errlen) < 0)
 		return CONFIG_USAGE;
-	if (p->nurls > 0 && (rc = url_env_of(c, p)) != CONFIG_OK)
-		return rc;
+	/* For the command: the -u URLs, as $REDLOCK_URL lists them. */
+	if (p->nurls > 0 && (c->url_env = url_list_env(p->urls,
+	    p->nurls)) == NULL)
+		return bad(p, "%s", "out of memory");
 	if (p->nurls == 0 && (env = getenv("REDLOCK_URL")) != NULL) {
 		if ((envlist = strdup(env)) == NULL)
 			return bad(p, "%s", "out of memory");

@@ -119,56 +119,6 @@ plain_byte(unsigned char c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-/* Sort the servers' names as strings, for qsort(). */
-static int
-server_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The longest name of one server in the label (url_name()'s). */
-#define METRICS_SERVER_MAX 320
-
-/*
- * The servers of c as the label "servers" says them: each as messages
- * name it (host:port, a socket's path, a Sentinel service; never a
- * password), with "/DB" for a database other than 0, sorted, joined by
- * ','.  Into buf; returns 0, or -1 when out of memory or it does not fit.
- */
-int
-metrics_servers(const struct config *c, char *buf, size_t len)
-{
-	size_t nu = c->nurls > 0 ? (size_t)c->nurls : 0, used = 0, n;
-	char *names = calloc(nu + 1, METRICS_SERVER_MAX);
-	char **sorted = calloc(nu + 1, sizeof(*sorted));
-	int rc = names != NULL && sorted != NULL ? 0 : -1;
-
-	buf[0] = '\0';
-	for (size_t i = 0; rc == 0 && i < nu; i++) {
-		char *nm = names + i * METRICS_SERVER_MAX;
-
-		url_name(&c->urls[i], nm, METRICS_SERVER_MAX);
-		n = strlen(nm);
-		if (c->urls[i].db != 0)
-			snprintf(nm + n, METRICS_SERVER_MAX - n, "/%d",
-			    c->urls[i].db);
-		sorted[i] = nm;
-	}
-	if (rc == 0)
-		qsort(sorted, nu, sizeof(*sorted), server_cmp);
-	for (size_t i = 0; rc == 0 && i < nu; i++) {
-		n = (size_t)snprintf(buf + used, len - used, "%s%s",
-		    i ? "," : "", sorted[i]);
-		if (n >= len - used)
-			rc = -1;
-		else
-			used += n;
-	}
-	free(names);
-	free(sorted);
-	return rc;
-}
-
 /* The readable part of NAME's file name into part (METRICS_PLAIN_MAX
  * + 1 bytes): NAME itself when it is short and made of [A-Za-z0-9_.-],
  * else its first METRICS_PART_MAX bytes with the others as '_'.
@@ -191,7 +141,7 @@ name_part(const char *name, char *part)
 
 /*
  * The file name of the lock NAME under prefix on servers (as
- * metrics_servers() says them) into buf: "redlock_", name_part(), '~'
+ * url_list_label() says them) into buf: "redlock_", name_part(), '~'
  * (which a plain NAME never holds), and METRICS_ID_HEX hex digits of
  * the SHA-1 of NAME, prefix and servers, each ended by a NUL, then
  * ".prom".  Returns 0, or -1 when buf is too small.
@@ -285,14 +235,14 @@ parse_line(const char *line, struct state *s)
 		if (strlen(families[f].name) == n &&
 		    strncmp(line, families[f].name, n) == 0)
 			break;
-	if (f == F_COUNT || (v = line_value(line, ms[f] ? 1000 : 1)) < 0)
+	/* redlock_running is not read back: the runners line says it. */
+	if (f == F_COUNT || f == F_RUNNING ||
+	    (v = line_value(line, ms[f] ? 1000 : 1)) < 0)
 		return;
 	if (ms[f] != NULL)
 		*ms[f] = (int64_t)v;
 	else if (f == F_EXIT && v <= 255)
 		s->exit_status = (int)v;
-	else if (f == F_RUNNING)
-		return;		/* the runners line says it */
 	else if ((o = line_outcome(line)) < 0)
 		return;
 	else if (f == F_OUTCOME && v > 0)
@@ -569,7 +519,7 @@ metrics_write(const struct config *c, const struct metrics_event *e,
 	struct state s;
 	int dfd, rc = -1, locked;
 
-	if (metrics_servers(c, servers, sizeof(servers)) < 0 ||
+	if (url_list_label(c->urls, c->nurls, servers, sizeof(servers)) < 0 ||
 	    metrics_file_name(c->name, c->prefix, servers, file,
 	    sizeof(file)) < 0 ||
 	    (path = malloc(strlen(c->metrics_dir) + sizeof(file) + 2)) == NULL) {

@@ -18,7 +18,6 @@ struct metrics_event {
 	int64_t run_ms, wait_ms;
 };
 
-int metrics_servers(const struct config *c, char *buf, size_t len);
 int metrics_write(const struct config *c, const struct metrics_event *e,
     int64_t patience_ms, char *err, size_t errlen);
 

@@ -17,7 +17,6 @@
 #include "exit.h"
 #include "lease.h"
 #include "log.h"
-#include "metrics.h"
 #include "print.h"
 #include "prom.h"
 #include "quorum.h"
@@ -34,7 +33,7 @@ struct runs {
 	struct record *v;
 	size_t n, cap;
 	const struct config *cfg;
-	char servers[4096];	/* --prom: the label, metrics_servers() */
+	char servers[4096];	/* --prom: the label, url_list_label() */
 };
 
 /* Is rec a record of a NAME under our prefix that PATTERN matches? */
@@ -224,7 +223,8 @@ runs_prom(struct runs *rs)
 	struct prom_buf b = { 0 };
 	int rc;
 
-	if (metrics_servers(rs->cfg, rs->servers, sizeof(rs->servers)) < 0)
+	if (url_list_label(rs->cfg->urls, rs->cfg->nurls, rs->servers,
+	    sizeof(rs->servers)) < 0)
 		return -1;
 	for (int f = 0; f < R_COUNT; f++) {
 		prom_header(&b, &families[f]);

@@ -35,6 +35,8 @@ int url_parse(const char *s, struct url *u, char *err, size_t errlen);
 void url_free(struct url *u);
 void url_redact(const char *s, char *buf, size_t len);
 int url_list_drop_passwords(const char *s, char *out);
+char *url_list_env(const char *const *urls, int n);
+int url_list_label(const struct url *urls, int nurls, char *buf, size_t len);
 void url_name(const struct url *u, char *buf, size_t len);
 int url_same_server(const struct url *a, const struct url *b);
 int url_host_is_ip(const char *host);

@@ -2,12 +2,13 @@
  * url_redact.c - what of a URL may be shown or passed on: a URL for an
  * error message without what may be a password (url_redact()), and a
  * list of URLs for the command's environment without the passwords
- * (url_list_drop_passwords()).  Text only: nothing here parses a URL
+ * (url_list_drop_passwords(), url_list_env()).  Text only: nothing here parses a URL
  * the way url.c does, since what they are given may not parse at all.
  */
 #include "url.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -46,6 +47,36 @@ url_list_drop_passwords(const char *s, char *out)
 	}
 	memcpy(out, s, strlen(s) + 1);
 	return dropped;
+}
+
+/*
+ * "REDLOCK_URL=" and the n URLs joined by commas, as the variable lists
+ * them, each without its password (url_list_drop_passwords()), so that
+ * a nested redlock reaches the same servers.  Returns a malloc'd
+ * string, or NULL when out of memory.
+ */
+char *
+url_list_env(const char *const *urls, int n)
+{
+	static const char var[] = "REDLOCK_URL=";
+	size_t len = sizeof(var), used = 0;
+	char *list, *out;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(urls[i]) + 1;
+	if ((list = malloc(len)) == NULL || (out = malloc(len)) == NULL) {
+		free(list);
+		return NULL;
+	}
+	list[0] = '\0';
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(list + used, len - used, "%s%s",
+		    i ? "," : "", urls[i]);
+	memcpy(out, var, sizeof(var) - 1);
+	url_list_drop_passwords(list, out + sizeof(var) - 1);
+	explicit_bzero(list, len);
+	free(list);
+	return out;
 }
 
 /* In URL s with no '@': the length of s up to and including the last
