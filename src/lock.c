@@ -303,7 +303,10 @@ acquire_args(const struct lock *l, const struct lock_waiter *w,
 
 /* Release g's token everywhere after a failed or interrupted attempt of
  * w's wait (within its -w deadline), keeping the reason the attempt
- * failed. */
+ * failed.  A request that does not wait (-n, no mark_ms) ends with it:
+ * the release needs only to be handed to the servers (token_deadline()'s
+ * least), not a server that does not answer waited for, which runs it
+ * when it wakes, after the attempt. */
 static void
 undo(const struct lock *l, const struct lock_waiter *w, const struct grant *g)
 {
@@ -311,7 +314,8 @@ undo(const struct lock *l, const struct lock_waiter *w, const struct grant *g)
 	int others;
 
 	lock_release(l, &(struct release){ .token = g->token,
-	    .until = w->until }, &others, &ignored);
+	    .until = w->mark_ms == 0 ? clock_ms() : w->until }, &others,
+	    &ignored);
 }
 
 /*

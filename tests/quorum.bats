@@ -383,6 +383,20 @@ assert_held_everywhere() {
 	cont_server q3
 }
 
+@test "-n on three servers, two holding the lock for another and one stopped: the conflict status at once, without waiting for the stopped one" {
+	use_servers 3
+	rcli_at q1 SET "$KEY" foreign PX 60000 >/dev/null
+	rcli_at q2 SET "$KEY" foreign PX 60000 >/dev/null
+	stop_server q3
+	local t0
+	t0=$(now_ms)
+	# The release after the attempt is handed to the stopped server, not
+	# waited for (its second until the operation's timeout).
+	run -1 within 10000 redlock -q "${QARGS[@]}" -n "$LOCK" true
+	assert elapsed_below 1000 "$t0"
+	cont_server q3
+}
+
 @test "a short TTL on three servers, one of them stopped: the command runs at once, and redlock ends when it does" {
 	use_servers 3
 	stop_server q3
