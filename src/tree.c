@@ -26,30 +26,42 @@ struct proc {
 	pid_t pid, ppid, pgrp;
 };
 
-/* The parent and process group of pid from /proc/pid/stat; returns the
- * parent, or -1. */
-static pid_t
-parent_of(const char *pid, pid_t *pgrp)
+/* The fields of /proc/PID/stat from the 3rd (the state: "S ppid pgrp
+ * ..."), read into buf of len bytes: the 2nd, the command's name, may
+ * hold anything but ends at the last ')'.  NULL when it cannot be read. */
+static const char *
+stat_fields(const char *pid, char *buf, size_t len)
 {
-	char path[64], buf[512], *p;
-	pid_t ppid;
+	char path[64], *p;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = '\0';
-	/* "pid (comm) state ppid ...": comm may hold anything but ends
-	 * at the last ')'. */
-	if ((p = strrchr(buf, ')')) == NULL || p[1] == '\0' || p[2] == '\0')
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
+		return NULL;
+	return p + 2;
+}
+
+/* The parent and process group of pid from /proc/pid/stat; returns the
+ * parent, or -1. */
+static pid_t
+parent_of(const char *pid, pid_t *pgrp)
+{
+	char buf[512], *end;
+	const char *f = stat_fields(pid, buf, sizeof(buf));
+	pid_t ppid;
+
+	if (f == NULL)
 		return -1;
-	ppid = (pid_t)strtol(p + 4, &p, 10);
-	*pgrp = (pid_t)strtol(p, NULL, 10);
+	ppid = (pid_t)strtol(f + 2, &end, 10);
+	*pgrp = (pid_t)strtol(end, NULL, 10);
 	return ppid;
 }
 
@@ -231,24 +243,13 @@ tree_signal_marked(const char *mark, int sig)
 unsigned long long
 tree_start_time(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	char id[16], buf[512];
+	const char *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The comm ends at the last ')'; the blank after it comes before
-	 * the 3rd field, and starttime is the 22nd. */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return 0;
-	p++;
-	for (int field = 3; field < 22 && p != NULL; field++)
-		p = strchr(p + 1, ' ');
-	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+	snprintf(id, sizeof(id), "%d", (int)pid);
+	f = stat_fields(id, buf, sizeof(buf));
+	for (int field = 3; field < 22 && f != NULL; field++)
+		if ((f = strchr(f, ' ')) != NULL)
+			f++;
+	return f != NULL ? strtoull(f, NULL, 10) : 0;
 }
