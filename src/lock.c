@@ -147,17 +147,24 @@ acquire_settled(const struct conn_req *r, int n)
 	return acquire_decided(n, count, pending);
 }
 
+/* How many servers of a bump round raised their counters. */
+static int
+bumped(const struct conn_req *r, int n)
+{
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
+	return ok;
+}
+
 /* conn_exec_until()'s question for a bump round: have a majority raised
  * their counters?  That is all a bump needs; a server that does not
  * answer must not keep the command waiting while the lease runs. */
 static int
 bump_settled(const struct conn_req *r, int n)
 {
-	int ok = 0;
-
-	for (int i = 0; i < n; i++)
-		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
-	return ok >= quorum_of(n);
+	return bumped(r, n) >= quorum_of(n);
 }
 
 /* Raise the fencing counters to g->fence; see src/lua/bump.lua.  Returns
@@ -169,7 +176,7 @@ fence_bump(const struct lock *l, const struct grant *g, struct lock_outcome *o)
 		return 0;
 	struct conn_req r[l->n];
 	struct args a;
-	int ok = 0;
+	int ok;
 
 	args_script(&a, SCRIPT_BUMP, &l->k);
 	args_put_num(&a, ARG_BUMP_FENCE_VALUE, g->fence);
@@ -177,8 +184,7 @@ fence_bump(const struct lock *l, const struct grant *g, struct lock_outcome *o)
 	quorum_exec(l->conns, l->n, &a, r, &(struct quorum_how){
 	    .deadline = clock_ms() + l->op_timeout, .intr_fd = -1,
 	    .settled = bump_settled, .err = o->err, .errlen = sizeof(o->err) });
-	for (int i = 0; i < l->n; i++)
-		ok += r[i].reply != NULL && r[i].reply->type == REDIS_REPLY_INTEGER;
+	ok = bumped(r, l->n);
 	conn_req_clear(r, l->n);
 	return ok;
 }

@@ -330,15 +330,15 @@ runner_alive(const struct runner *r)
 static void
 runners_update(struct state *s, int add)
 {
-	struct runner self = { getpid(), tree_start_time(getpid()) };
+	pid_t self = getpid();
 	int n = 0;
 
 	for (int i = 0; i < s->nrunners; i++)
-		if (s->runners[i].pid != self.pid &&
-		    runner_alive(&s->runners[i]))
+		if (s->runners[i].pid != self && runner_alive(&s->runners[i]))
 			s->runners[n++] = s->runners[i];
 	if (add && n < METRICS_RUNNERS_MAX)
-		s->runners[n++] = self;
+		s->runners[n++] = (struct runner){ self,
+		    tree_start_time(self) };
 	s->nrunners = n;
 }
 
