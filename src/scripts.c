@@ -310,9 +310,6 @@ const char lua_acquire_any[] =
     "  redis.call('ZREM', xwait, waiter)\n"
     "  redis.call('ZREM', waiting, waiter)\n"
     "end\n"
-    "if linger == '1' then\n"
-    "  redis.call('PEXPIRE', fence, '50000')\n"
-    "end\n"
     "return f\n";
 
 const char lua_bump[] =
@@ -1596,7 +1593,7 @@ const struct lua_script lua_scripts[] = {
 
 const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ACQUIRE] = { lua_acquire, "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad", "kfmaq" },
-	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "f645a2218701a2a2a16be40cb379f68ce4be94ac", "kfmqha" },
+	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
 	[SCRIPT_INSPECT] = { lua_inspect, "6bd24efd851643a09856ec977d41fd66c42e6316", "kmwhHa" },

@@ -169,27 +169,22 @@ group(const struct conn *conns, const struct conn_req *r, char (*id)[64],
 }
 
 /*
- * A Redis Cluster has only database 0: a URL that merged into one
- * (lead[i] another's, or others' its) and names another is refused, with
- * why in err, rather than its database left out.  Returns 0, or -1.
+ * A Redis Cluster has only database 0: URLs that merged into one (each
+ * with its group's lead, lead[i]) of which one names another are
+ * refused, with why in err, rather than that database left out.
+ * Returns 0, or -1.
  */
 static int
 cluster_db_given(const struct conn *conns, int n, const int *lead, char *err,
     size_t errlen)
 {
 	for (int i = 0; i < n; i++) {
-		int j = lead[i];
+		const struct conn *a = &conns[lead[i]], *b = &conns[i];
 
-		for (int k = 0; k < n && j == i; k++)
-			if (k != i && lead[k] == i)
-				j = k;
-		if (j != i && (conns[i].url->db != 0 || conns[j].url->db != 0)) {
-			const struct conn *d = conns[i].url->db != 0 ?
-			    &conns[i] : &conns[j];
-
+		if (a != b && (a->url->db != 0 || b->url->db != 0)) {
 			snprintf(err, errlen, "%s and %s are nodes of one Redis "
 			    "Cluster, which has only database 0, not %d",
-			    conns[j].name, conns[i].name, d->url->db);
+			    a->name, b->name, a->url->db ? a->url->db : b->url->db);
 			return -1;
 		}
 	}

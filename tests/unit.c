@@ -455,7 +455,7 @@ static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
 	{ "acquire", "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad" },
-	{ "acquire_any", "f645a2218701a2a2a16be40cb379f68ce4be94ac" },
+	{ "acquire_any", "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21" },
 	{ "inspect", "6bd24efd851643a09856ec977d41fd66c42e6316" },

@@ -4,8 +4,9 @@
 --@keys K fence meta xwait holders waiting
 --@reply code value token
 --@argv token ttl linger record queue_ms waiter queued guard mark_ms record_ms epoch tokens...
--- ARGV: token, ttl, '1' when the counter must linger after each grant
---   (a quorum: see the top of proto.c) else '0', the record's tail (see
+-- ARGV: token, ttl, '1' on a quorum, whose fence is its counter's and
+--   lingers after each grant (lib/fence.lua; the top of proto.c) else
+--   '0', the record's tail (see
 --   lib/holder_record.lua), queue ms, waiter id, queued, the failover
 --   guard (lib/failover_guard.lua), mark ms, how long the record lives
 --   (the TTL, and --lock-delay's delay), the Sentinel epoch of the
@@ -74,8 +75,5 @@ if held then return busy(false) end
 if queued == '1' then
   redis.call('ZREM', xwait, waiter)
   redis.call('ZREM', waiting, waiter)
-end
-if linger == '1' then
-  redis.call('PEXPIRE', fence, '{{PROTO_FENCE_LINGER_MS}}')
 end
 return f
