@@ -530,11 +530,12 @@ settle(struct config *c, struct parse *p)
 	if (config_env_password(p->password_file, p->password_who,
 	    &c->password_buf, &c->password, p->err, p->errlen) < 0)
 		return CONFIG_USAGE;
-	/* For the command: the -u URLs, as $REDLOCK_URL lists them. */
-	if (p->nurls > 0 && (c->url_env = url_list_env(p->urls,
-	    p->nurls)) == NULL)
+	/* The command's $REDLOCK_URL: the -u URLs, else ours. */
+	if (((env = getenv("REDLOCK_URL")) != NULL || p->nurls > 0) &&
+	    c->verb == VERB_RUN && (c->url_env = url_list_env(p->nurls > 0 ?
+	    p->urls : &env, p->nurls > 0 ? p->nurls : 1)) == NULL)
 		return bad(p, "%s", "out of memory");
-	if (p->nurls == 0 && (env = getenv("REDLOCK_URL")) != NULL) {
+	if (p->nurls == 0 && env != NULL) {
 		if ((envlist = strdup(env)) == NULL)
 			return bad(p, "%s", "out of memory");
 		p->nurls = config_env_urls(envlist, p->urls, MAX_URLS);
@@ -589,10 +590,9 @@ config_free(struct config *c)
 	free(c->urls);
 	c->urls = NULL;
 	c->nurls = 0;
-	if (c->password_buf != NULL) {
+	if (c->password_buf != NULL)
 		explicit_bzero(c->password_buf, strlen(c->password_buf));
-		free(c->password_buf);
-	}
+	free(c->password_buf);
 	c->password_buf = NULL;
 	c->password = NULL;
 	free(c->url_env);

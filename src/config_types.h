@@ -34,8 +34,9 @@ struct config {
 	 * $REDLOCK_PASSWORD's, else $REDISCLI_AUTH's. */
 	const char *password;
 	char *password_buf;	/* read from the password file; wiped */
-	/* "REDLOCK_URL=" and the -u URLs without their passwords, for
-	 * the command (holder_env()); NULL when no -u was given. */
+	/* The run form's command's "REDLOCK_URL=": the -u URLs, else
+	 * $REDLOCK_URL's, without their passwords (holder_env()); NULL
+	 * when there are none. */
 	char *url_env;
 	int tls;		/* --tls: every redis:// URL is TLS */
 	struct tls_opts tls_opts;

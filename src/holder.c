@@ -14,7 +14,6 @@
 
 #include "fmt.h"
 #include "proto.h"
-#include "url.h"
 
 extern char **environ;
 
@@ -218,44 +217,34 @@ env_skip(const char *e)
  * The command's environment: ours without the passwords, plus what
  * describes the lock and our grant g.  REDLOCK_HELD lists every token
  * held by redlock ancestors, for re-entrance.  url_env, when not NULL,
- * is the REDLOCK_URL=... that takes the place of ours (the -u URLs,
- * config's url_env).  Returns a malloc'd vector (one block), or NULL
- * when out of memory.
+ * is the REDLOCK_URL=... that takes the place of ours (config's
+ * url_env: the servers we use, without their passwords, for a nested
+ * redlock to reach, which takes the passwords from its own options or
+ * $REDLOCK_PASSWORD_FILE).  Returns a malloc'd vector (one block), or
+ * NULL when out of memory.
  */
 char **
 holder_env(const struct lock *l, const struct grant *g, const char *url_env)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
 	static const char url_var[] = "REDLOCK_URL=";
-	size_t n = 0, size, urllen = 0;
+	size_t n = 0, size;
 	char **env, *p, fence[FMT_LL_SIZE];
 
-	for (char **e = environ; *e != NULL; e++, n++)
-		if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0)
-			urllen += strlen(*e) + 1;
+	for (char **e = environ; *e != NULL; e++)
+		n++;
 	size = (n + 7) * sizeof(char *) + l->namelen + l->k.keylen +
-	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160 + urllen;
+	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160;
 	if ((env = malloc(size)) == NULL)
 		return NULL;
 	p = (char *)(env + n + 7);
 	n = 0;
 	if (url_env != NULL)
 		env[n++] = (char *)url_env;
-	for (char **e = environ; *e != NULL; e++) {
-		if (env_skip(*e) || (url_env != NULL &&
-		    strncmp(*e, url_var, sizeof(url_var) - 1) == 0))
-			continue;
-		env[n++] = *e;
-		/* $REDLOCK_URL goes on, for a nested redlock to reach the
-		 * same servers, but without its passwords (which a nested
-		 * redlock then takes from its own options or
-		 * $REDLOCK_PASSWORD_FILE). */
-		if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0 &&
-		    url_list_drop_passwords(*e, p)) {
-			env[n - 1] = p;
-			p += strlen(p) + 1;
-		}
-	}
+	for (char **e = environ; *e != NULL; e++)
+		if (!env_skip(*e) && (url_env == NULL ||
+		    strncmp(*e, url_var, sizeof(url_var) - 1) != 0))
+			env[n++] = *e;
 	fmt_ll(fence, g->fence);
 	env[n++] = p;
 	p += fmt_cat(p, SIZE_MAX, "REDLOCK_NAME=", l->name, (char *)NULL) + 1;
