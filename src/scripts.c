@@ -5,19 +5,16 @@
 const char lua_acquire[] =
     "local K, fence, meta, waiting, xwait = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]\n"
     "local token, ttl, record, wait = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
-    "local granted\n"
+    "local granted, held\n"
     "if redis.call('SET', K, token, 'NX', 'PX', ttl) then\n"
-    "  local t = redis.call('TIME')\n"
-    "  granted = t[1] * 1000000 + t[2] + 1\n"
-    "  local c = tonumber(redis.call('GET', fence) or '0')\n"
-    "  if c >= granted then granted = c + 1 end\n"
+    "  local clock = redis.call('TIME')\n"
+    "  granted = clock[1] * 1000000 + clock[2] + 1\n"
+    "  local last = tonumber(redis.call('GET', fence) or '0')\n"
+    "  if last >= granted then granted = last + 1 end\n"
     "  redis.call('SET', fence, string.format('%d', granted), 'PX',\n"
     "    '50000')\n"
-    "  if string.byte(wait) ~= 87 and redis.call('SET', meta,\n"
-    "      string.format('%d', granted) .. record, 'NX', 'PX', ttl) then\n"
-    "    return granted\n"
-    "  end\n"
-    "end\n"
+    "  if not redis.call('SET', meta, string.format('%d', granted) .. record,\n"
+    "      'NX', 'PX', ttl) then\n"
     "local function server_ms()\n"
     "  local t = redis.call('TIME')\n"
     "  return t[1] * 1000 + math.floor(t[2] / 1000), t\n"
@@ -105,22 +102,23 @@ const char lua_acquire[] =
     "  end\n"
     "  return f\n"
     "end\n"
-    "local held\n"
-    "if granted then\n"
-    "  local f\n"
-    "  f, held = grant(K, fence, meta, record, ttl, string.sub(wait, 2),\n"
-    "    granted)\n"
+    "    granted, held = grant(K, fence, meta, record, ttl, string.sub(wait, 2),\n"
+    "      granted)\n"
+    "  end\n"
     "  if not held then\n"
     "    if string.byte(wait) == 87 then\n"
     "      local id = string.sub(wait, 2)\n"
     "      redis.call('ZREM', xwait, id)\n"
     "      redis.call('ZREM', waiting, id)\n"
     "    end\n"
-    "    return f\n"
+    "    return granted\n"
     "  end\n"
     "end\n"
     "if wait ~= '' then\n"
-    "  local id, lapse = string.sub(wait, 2), server_ms() + 2000\n"
+    "  local t = redis.call('TIME')\n"
+    "  local id = string.sub(wait, 2)\n"
+    "  local lapse = t[1] * 1000 + math.floor(t[2] / 1000) +\n"
+    "    2000\n"
     "  redis.call('ZADD', xwait, lapse, id)\n"
     "  redis.call('PEXPIRE', xwait, '2000')\n"
     "  redis.call('ZADD', waiting, lapse, id)\n"
@@ -764,6 +762,13 @@ const char lua_release[] =
     "if v == token and not keep_ms then\n"
     "  redis.call('DEL', K, meta)\n"
     "  if redis.call('EXISTS', waiting) == 0 then return 1 end\n"
+    "  if not redis.call('HGET', hmeta, 'rwait') then\n"
+    "    if redis.call('RPUSH', wake, '1') > 1 then\n"
+    "      redis.call('LTRIM', wake, 0, 0)\n"
+    "    end\n"
+    "    redis.call('PEXPIRE', wake, '10000')\n"
+    "    return 1\n"
+    "  end\n"
     "end\n"
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
@@ -1592,7 +1597,7 @@ const struct lua_script lua_scripts[] = {
 };
 
 const struct script_entry script_table[SCRIPT_COUNT] = {
-	[SCRIPT_ACQUIRE] = { lua_acquire, "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad", "kfmaq" },
+	[SCRIPT_ACQUIRE] = { lua_acquire, "cf351dd5ded6135a06daca183b08013ec039f6ba", "kfmaq" },
 	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
@@ -1605,7 +1610,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ONCE_DONE] = { lua_once_done, "5b9f23dc1f5322b1d2429f84505b41a856212d7b", "o" },
 	[SCRIPT_ONCE_MARK] = { lua_once_mark, "46035419439a3b772d271ed8eb40cfe9600f54b7", "ko" },
 	[SCRIPT_RECORD] = { lua_record, "e2db0e222cfc9aa92f1736c785dbfb49355a98b5", "" },
-	[SCRIPT_RELEASE] = { lua_release, "0f60715c2e911ec8e38bcb49a08128a1a844f615", "kmwaH" },
+	[SCRIPT_RELEASE] = { lua_release, "9bcce0567fc713d91b9a5c135806b138ecbe77c7", "kmwaH" },
 	[SCRIPT_RELEASE_DONE] = { lua_release_done, "6260f72cb745fa6fab71537316f6974533383411", "kmwaHo" },
 	[SCRIPT_RELEASE_KEY] = { lua_release_key, "980a9a89619f2b4a001714db5694b597ccf914a5", "k" },
 	[SCRIPT_RELEASE_RECORD] = { lua_release_record, "995ae3fe4320b0d66e537eb45b1fca32e80ee777", "m" },

@@ -454,7 +454,7 @@ temp_file(const char *s, size_t n)
 static const struct {
 	const char *name, *sha1;
 } script_sha1s[] = {
-	{ "acquire", "86bcc8615a14f6941a1897ec9ac3a07b450ce1ad" },
+	{ "acquire", "cf351dd5ded6135a06daca183b08013ec039f6ba" },
 	{ "acquire_any", "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21" },
@@ -467,7 +467,7 @@ static const struct {
 	{ "once_done", "5b9f23dc1f5322b1d2429f84505b41a856212d7b" },
 	{ "once_mark", "46035419439a3b772d271ed8eb40cfe9600f54b7" },
 	{ "record", "e2db0e222cfc9aa92f1736c785dbfb49355a98b5" },
-	{ "release", "0f60715c2e911ec8e38bcb49a08128a1a844f615" },
+	{ "release", "9bcce0567fc713d91b9a5c135806b138ecbe77c7" },
 	{ "release_done", "6260f72cb745fa6fab71537316f6974533383411" },
 	{ "release_key", "980a9a89619f2b4a001714db5694b597ccf914a5" },
 	{ "release_record", "995ae3fe4320b0d66e537eb45b1fca32e80ee777" },

@@ -8,12 +8,22 @@
 -- held shared, -1 free.
 local v = redis.pcall('GET', K)
 -- The usual release, inline: token holds K, unmarked, and no --min-hold
--- keeps it; K and the record go, and then the functions below, which
--- the server would otherwise make (a closure each) at every call, are
--- needed only when someone waits.
+-- keeps it; K and the record go, and one waiter is woken if any
+-- waits.  The functions below, which the server would otherwise make
+-- (a closure each) at every call, are needed only on the rarer paths.
 if v == token and not keep_ms then
   redis.call('DEL', K, meta)
   if redis.call('EXISTS', waiting) == 0 then return 1 end
+  -- Someone waits and no shared request was turned away for a writer
+  -- (hmeta has no rwait): one wake-up, as lib/wake.lua's wake_one()
+  -- pushes it, inline.
+  if not redis.call('HGET', hmeta, 'rwait') then
+    if redis.call('RPUSH', wake, '1') > 1 then
+      redis.call('LTRIM', wake, 0, 0)
+    end
+    redis.call('PEXPIRE', wake, '{{PROTO_WAKE_LINGER_MS}}')
+    return 1
+  end
 end
 --@include lib/token_holds.lua
 --@include lib/release_body.lua
