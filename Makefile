@@ -67,7 +67,7 @@ endif
 # more, for 4 bits less of the load address's randomness: not taken.)
 # bench/ row D.
 HOT_SRCS = src/main.c src/run.c src/fmt.c src/config.c src/config_opts.c src/config_env.c \
-	src/config_args.c src/url.c src/url_redact.c src/conn.c src/exec.c src/proto.c src/route.c \
+	src/config_args.c src/config_pass.c src/url.c src/url_redact.c src/conn.c src/exec.c src/proto.c src/route.c \
 	src/cluster.c src/lock.c src/hold.c src/wait.c src/holder.c src/lease.c \
 	src/guard.c src/child.c src/supervise.c src/failover.c src/outcome.c \
 	src/monitor.c src/sig.c src/quorum.c src/notify.c src/log.c src/slot.c \
@@ -81,6 +81,7 @@ SRCS = $(HOT_SRCS) $(COLD_SRCS)
 OBJS = $(SRCS:.c=.o)
 # The unit tests link the pure parsers alone: no hiredis, no OpenSSL.
 UNIT_OBJS = src/url.o src/url_redact.o src/clock.o src/lease.o src/config.o src/config_args.o \
+	src/config_pass.o \
 	src/config_env.o src/log.o
 UNIT_OBJS += src/config_opts.o src/scripts.o src/sha1.o src/fmt.o src/proto.o \
 	src/slot.o src/utf8.o

@@ -5,10 +5,9 @@
  * files are checked by tls_init(), which needs OpenSSL; this file does
  * not, so that it can be unit-tested and fuzzed alone.)
  *
- * Every option that takes a value can also come from the environment as
- * REDLOCK_ + its long name (config_env_options()): a new option gets its
- * variable, its check and its messages from its row of config_opts[]
- * (config_opts.c) without further work.
+ * An option with a value can also come from the environment as REDLOCK_
+ * + its long name (config_env_options()): a new option gets its variable,
+ * check and messages from its row of config_opts[] (config_opts.c).
  */
 #include "config.h"
 
@@ -22,6 +21,7 @@
 #include "clock.h"
 #include "config_args.h"
 #include "config_env.h"
+#include "config_pass.h"
 #include "config_opts.h"
 #include "hooks.h"
 #include "lease.h"
@@ -530,10 +530,10 @@ settle(struct config *c, struct parse *p)
 	if (config_env_password(p->password_file, p->password_who,
 	    &c->password_buf, &c->password, p->err, p->errlen) < 0)
 		return CONFIG_USAGE;
-	/* The command's $REDLOCK_URL: the -u URLs, else ours. */
-	if (((env = getenv("REDLOCK_URL")) != NULL || p->nurls > 0) &&
-	    c->verb == VERB_RUN && (c->url_env = url_list_env(p->nurls > 0 ?
-	    p->urls : &env, p->nurls > 0 ? p->nurls : 1)) == NULL)
+	env = getenv("REDLOCK_URL");	/* the command's, else ours */
+	if (c->verb == VERB_RUN && config_pass_env(c, p->seen,
+	    p->nurls > 0 ? p->urls : &env, p->nurls > 0 ? p->nurls : env != NULL,
+	    p->password_file, &c->pass_env) < 0)
 		return bad(p, "%s", "out of memory");
 	if (p->nurls == 0 && env != NULL) {
 		if ((envlist = strdup(env)) == NULL)
@@ -595,6 +595,6 @@ config_free(struct config *c)
 	free(c->password_buf);
 	c->password_buf = NULL;
 	c->password = NULL;
-	free(c->url_env);
-	c->url_env = NULL;
+	config_pass_free(c->pass_env);
+	c->pass_env = NULL;
 }

@@ -34,10 +34,11 @@ struct config {
 	 * $REDLOCK_PASSWORD's, else $REDISCLI_AUTH's. */
 	const char *password;
 	char *password_buf;	/* read from the password file; wiped */
-	/* The run form's command's "REDLOCK_URL=": the -u URLs, else
-	 * $REDLOCK_URL's, without their passwords (holder_env()); NULL
-	 * when there are none. */
-	char *url_env;
+	/* The run form's command's variables that take the place of
+	 * ours (config_pass_env(): REDLOCK_URL=, the -u URLs, else
+	 * $REDLOCK_URL's, without their passwords; the connection options
+	 * of the command line), NULL-terminated; NULL when none. */
+	char **pass_env;
 	int tls;		/* --tls: every redis:// URL is TLS */
 	struct tls_opts tls_opts;
 	int64_t ttl;

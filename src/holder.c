@@ -213,25 +213,37 @@ env_skip(const char *e)
 	return 0;
 }
 
+/* Is the variable e one that the vector pass (or NULL) sets? */
+static int
+env_passed(const char *e, char *const *pass)
+{
+	size_t len = strcspn(e, "=");
+
+	for (; pass != NULL && *pass != NULL; pass++)
+		if (strncmp(*pass, e, len + 1) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The command's environment: ours without the passwords, plus what
  * describes the lock and our grant g.  REDLOCK_HELD lists every token
- * held by redlock ancestors, for re-entrance.  url_env, when not NULL,
- * is the REDLOCK_URL=... that takes the place of ours (config's
- * url_env: the servers we use, without their passwords, for a nested
- * redlock to reach, which takes the passwords from its own options or
- * $REDLOCK_PASSWORD_FILE).  Returns a malloc'd vector (one block), or
- * NULL when out of memory.
+ * held by redlock ancestors, for re-entrance.  pass, when not NULL, is
+ * config's pass_env: the variables that take the place of ours, so
+ * that a nested redlock reaches the servers we use as we do (it takes
+ * the passwords from its own options or $REDLOCK_PASSWORD_FILE).
+ * Returns a malloc'd vector (one block), or NULL when out of memory.
  */
 char **
-holder_env(const struct lock *l, const struct grant *g, const char *url_env)
+holder_env(const struct lock *l, const struct grant *g, char *const *pass)
 {
 	const char *held = l->policy.held != NULL ? l->policy.held : "";
-	static const char url_var[] = "REDLOCK_URL=";
 	size_t n = 0, size;
 	char **env, *p, fence[FMT_LL_SIZE];
 
 	for (char **e = environ; *e != NULL; e++)
+		n++;
+	for (char *const *e = pass; e != NULL && *e != NULL; e++)
 		n++;
 	size = (n + 7) * sizeof(char *) + l->namelen + l->k.keylen +
 	    strlen(held) + 2 * (size_t)LOCK_TOKEN_LEN + 160;
@@ -239,11 +251,10 @@ holder_env(const struct lock *l, const struct grant *g, const char *url_env)
 		return NULL;
 	p = (char *)(env + n + 7);
 	n = 0;
-	if (url_env != NULL)
-		env[n++] = (char *)url_env;
+	for (char *const *e = pass; e != NULL && *e != NULL; e++)
+		env[n++] = *e;
 	for (char **e = environ; *e != NULL; e++)
-		if (!env_skip(*e) && (url_env == NULL ||
-		    strncmp(*e, url_var, sizeof(url_var) - 1) != 0))
+		if (!env_skip(*e) && !env_passed(*e, pass))
 			env[n++] = *e;
 	fmt_ll(fence, g->fence);
 	env[n++] = p;

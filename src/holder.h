@@ -21,6 +21,6 @@ const char *holder_next_token(const char **p, size_t *len);
 int holder_inherited(const char *held, const char *token);
 size_t holder_record(const struct lock *l, const struct grant *g, char *rec);
 char **holder_env(const struct lock *l, const struct grant *g,
-    const char *url_env);
+    char *const *pass);
 
 #endif

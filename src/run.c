@@ -106,7 +106,7 @@ spawn(const struct config *c, struct run *r)
 {
 	char *shell_argv[] = { "/bin/sh", "-c", (char *)c->shell, NULL };
 	char *const *argv = c->cmd != NULL ? c->cmd : shell_argv;
-	char **env = holder_env(r->lock, r->grant, c->url_env);
+	char **env = holder_env(r->lock, r->grant, c->pass_env);
 	int rc;
 
 	if (env == NULL) {

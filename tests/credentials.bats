@@ -94,6 +94,16 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	assert_output inner
 }
 
+@test "--password-file reaches the command as REDLOCK_PASSWORD_FILE (absolute): a nested redlock re-enters" {
+	pwfile pw "$PW\n" >/dev/null
+	cd "$BATS_TEST_TMPDIR"
+	REDLOCK_PASSWORD_FILE=/nonexistent run -0 --separate-stderr redlock --password-file pw \
+		-u "$(auth_url)" job sh -c 'cd /; echo "$REDLOCK_PASSWORD_FILE"
+		redlock -n job echo inner; echo "inner $?"'
+	assert_output "$BATS_TEST_TMPDIR/pw"$'\ninner\ninner 0'
+	assert_equal "$stderr" ''
+}
+
 @test "the password comes from the URL, then --password-file, then REDLOCK_PASSWORD, then REDISCLI_AUTH" {
 	local good bad
 	good=$(pwfile good "$PW\n")

@@ -155,6 +155,39 @@ for _ in range(200):
 		-u "redis://127.0.0.1:$(tls_port tls)" job true
 }
 
+@test "a run passes its TLS options on to the command: a nested redlock without options re-enters" {
+	local url
+	url="redis://127.0.0.1:$(tls_port mutual)"
+	# Given on the command line (relative file names too, made absolute:
+	# the command changes directory), they reach the command as their
+	# variables, in place of inherited ones.
+	cd "$PKI"
+	REDLOCK_CACERT=/nonexistent REDLOCK_TLS=0 run -0 --separate-stderr \
+		redlock --tls -u "$url" --cacert ca.crt --cert client.crt \
+		--key client.key --sni localhost job sh -c '
+		cd /; env | grep -E "^REDLOCK_(TLS|CACERT|SNI|URL)" | LC_ALL=C sort
+		redlock -n job echo inner; echo "inner $?"'
+	assert_output "REDLOCK_CACERT=$PKI/ca.crt
+REDLOCK_SNI=localhost
+REDLOCK_TLS=1
+REDLOCK_TLS_CERT=$PKI/client.crt
+REDLOCK_TLS_KEY=$PKI/client.key
+REDLOCK_URL=$url
+inner
+inner 0"
+	assert_equal "$stderr" ''
+	# --insecure is not passed on (no variable turns the checks off): a
+	# nested redlock is given it again.
+	run -0 --separate-stderr redlock -u "$(tls_url named 127.0.0.1)" --insecure job sh -c \
+		'redlock -n job echo inner; redlock --insecure -n job echo "inner $?"'
+	assert_output 'inner 69'
+	assert_regex "$stderr" 'certificate verify failed'
+	# Options that came from the environment stay as they were.
+	REDLOCK_TLS=yes REDLOCK_CACERT=$PKI/ca.crt run -0 redlock -u "$(tls_url tls)" \
+		job sh -c 'echo "$REDLOCK_TLS $REDLOCK_CACERT"'
+	assert_output "yes $PKI/ca.crt"
+}
+
 @test "mutual TLS: the server refuses a client without a certificate and accepts --cert and --key" {
 	run -69 --separate-stderr redlock -u "$(tls_url mutual)" --cacert "$PKI/ca.crt" job true
 	assert_one_line_naming "127.0.0.1:$(tls_port mutual)" "certificate"

@@ -66,7 +66,7 @@ done
 # shellcheck disable=SC2086
 "$CC" "$@" -Isrc $LDFLAGS -o "$out/unit" tests/unit.c "$out/url.o" \
 	"$out/url_redact.o" "$out/clock.o" "$out/lease.o" "$out/config.o" \
-	"$out/config_args.o" "$out/config_env.o" "$out/config_opts.o" \
+	"$out/config_args.o" "$out/config_pass.o" "$out/config_env.o" "$out/config_opts.o" \
 	"$out/log.o" "$out/scripts.o" "$out/sha1.o" "$out/fmt.o" \
 	"$out/proto.o" "$out/slot.o" "$out/utf8.o" -pthread
 echo "build-variant: $variant: built $out/redlock and $out/unit"
