@@ -223,6 +223,13 @@ conn_queue(struct conn *c, int argc, const char **argv, const size_t *len)
 	return 0;
 }
 
+/* Does c authenticate (a password, or a user in its URL)? */
+int
+conn_auths(const struct conn *c)
+{
+	return c->password != NULL || c->url->user != NULL;
+}
+
 /* Queue what a new connection says first: AUTH, SELECT and the probe
  * (conn.h), as far as they are wanted.  Returns how many, or -1 when
  * out of memory. */
@@ -232,13 +239,16 @@ conn_preamble(struct conn *c)
 	const struct url *u = c->url;
 	int pre = 0;
 
-	if (c->password != NULL) {
-		/* AUTH [user] password */
-		const char *av[3] = { "AUTH", u->user, c->password };
+	if (conn_auths(c)) {
+		/* AUTH [user] password; a user without a password is sent
+		 * with an empty one (which a nopass user takes), not left
+		 * out, which would serve us as the default user. */
+		const char *pw = c->password != NULL ? c->password : "";
+		const char *av[3] = { "AUTH", u->user, pw };
 		int ac = u->user == NULL ? 2 : 3;
 
 		if (u->user == NULL)
-			av[1] = c->password;
+			av[1] = pw;
 		if (conn_queue(c, ac, av, NULL) < 0)
 			return -1;
 		pre++;

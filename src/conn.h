@@ -98,6 +98,7 @@ void conn_reseat(struct conn *c, const struct url *u, const char *password);
  * preamble, queue a command, move bytes, step a TLS handshake.  Each
  * returns -1 with the reason in why and its kind in c->fail. */
 int conn_tls_likely(const struct conn *c);
+int conn_auths(const struct conn *c);
 int conn_open(struct conn *c, char *err, size_t errlen);
 void conn_start(struct conn *c);
 int conn_queue(struct conn *c, int argc, const char **argv,

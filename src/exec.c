@@ -75,7 +75,8 @@ reply_fatal(const struct conn *c, const struct slot *s, const redisReply *p,
 	    strstr(e, "but no password is set") != NULL))
 		return 0;
 	if (s->skip > 0 && s->auth)
-		snprintf(why, len, "authentication failed: %s", *text ? text + 1 : e);
+		snprintf(why, len, "authentication failed: %s%s", *text ? text + 1 : e,
+		    c->password ? "" : " (no password given: see --password-file)");
 	else if (reply_error(p) == SERVER_NOAUTH)
 		snprintf(why, len, "authentication required%s", c->password ?
 		    "" : c->url->of_sentinel ? " (no password given: see "
@@ -229,12 +230,12 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 			slot_fail(c, r, s, c->fail, why);
 			return;
 		}
-		s->auth = c->password != NULL && s->skip > 0;
+		s->auth = conn_auths(c) && s->skip > 0;
 	} else if (c->early > 0) {
 		/* Opened ahead (conn_start()): as fresh as above. */
 		s->fresh = 1;
 		s->skip = c->early - 1;
-		s->auth = c->password != NULL && s->skip > 0;
+		s->auth = conn_auths(c) && s->skip > 0;
 		c->early = 0;
 	}
 	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {

@@ -179,6 +179,26 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	assert_regex "${stderr_lines[0]}" "^redlock: .*127\.0\.0\.1:$port: authentication failed"
 }
 
+@test "a URL's user without a password authenticates as that user, never as the default one" {
+	local port main
+	port=$(redis_port auth) main=$(redis_port main)
+	# A user that has a password: refused, saying none was given.
+	run -69 --separate-stderr redlock -u "$(auth_url locker)" job touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "${#stderr_lines[@]}" 1
+	assert_regex "${stderr_lines[0]}" "^redlock: .*127\.0\.0\.1:$port: authentication failed: .*no password given"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	# A nopass user is that user: its key limits hold (the default user
+	# would have taken the lock).
+	rcli_at main ACL SETUSER fenced on nopass '~other:*' '+@all' >/dev/null
+	rcli_at main ACL SETUSER open on nopass '~*' '+@all' >/dev/null
+	run -69 --separate-stderr redlock -u "redis://fenced@127.0.0.1:$main" job true
+	assert_regex "$stderr" 'permission|NOPERM'
+	run -0 redlock -u "redis://open@127.0.0.1:$main" job \
+		sh -c 'redis-cli -p "$1" CLIENT LIST | grep -c " user=open "' sh "$main"
+	assert_output 1
+	rcli_at main ACL DELUSER fenced open >/dev/null
+}
+
 # --- options from the environment -----------------------------------------------------
 
 @test "REDLOCK_TTL sets the time-to-live, and -t on the command line wins" {
