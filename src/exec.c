@@ -22,6 +22,7 @@ struct slot {
 	int auth;	/* the first of them is AUTH's */
 	int busy;	/* waiting for the reply */
 	int fresh;	/* connecting: nothing read yet */
+	int gated;	/* the request waits for the preamble's replies */
 };
 
 /* Fail the slot: its kind in r->fail, and why in r->err, naming the
@@ -89,6 +90,28 @@ reply_fatal(const struct conn *c, const struct slot *s, const redisReply *p,
 	return 1;
 }
 
+/* Queue r's command on c.  Returns 0, or -1 after failing the slot. */
+static int
+slot_queue(struct conn *c, struct conn_req *r, struct slot *s)
+{
+	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {
+		slot_fail(c, r, s, CONN_FAIL_OTHER, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The preamble's last reply came: a gated request goes now (queued;
+ * slot_ready() writes it).  Returns 0, or -1 after failing the slot. */
+static int
+slot_preamble_done(struct conn *c, struct conn_req *r, struct slot *s)
+{
+	if (!s->gated)
+		return 0;
+	s->gated = 0;
+	return slot_queue(c, r, s);
+}
+
 /*
  * Take one reply: a dropped one, the preamble's (AUTH, SELECT, the
  * probe), that of a command queued ahead (conn_queue_ahead()) or the
@@ -119,7 +142,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		s->skip = 0;
 		c->probe = CONN_PROBE_DONE;
 		c->probe_reply = p;
-		return 0;
+		return slot_preamble_done(c, r, s);
 	}
 	if (p->type == REDIS_REPLY_ERROR &&
 	    reply_fatal(c, s, p, why, sizeof(why))) {
@@ -131,7 +154,7 @@ slot_reply(struct conn *c, struct conn_req *r, struct slot *s,
 		s->skip--;
 		s->auth = 0;
 		freeReplyObject(p);
-		return 0;
+		return s->skip == 0 ? slot_preamble_done(c, r, s) : 0;
 	}
 	if (c->ahead > 0) {
 		c->ahead--;
@@ -181,31 +204,47 @@ slot_handshake(struct conn *c, struct conn_req *r, struct slot *s)
 
 /* Has everything of s's request been sent? */
 static int
-slot_sent(const struct conn *c)
+slot_sent(const struct conn *c, const struct slot *s)
 {
-	return c->ctx != NULL && !c->handshake && c->outpos == c->outlen;
+	return c->ctx != NULL && !c->handshake && !s->gated &&
+	    c->outpos == c->outlen;
 }
 
-/* Act on poll's events ev for the busy slot s of c. */
-static void
-slot_ready(struct conn *c, struct conn_req *r, struct slot *s, short ev)
+/* Write what is queued, as far as poll's events ev allow.  Returns 0,
+ * or -1 after failing the slot. */
+static int
+slot_write(struct conn *c, struct conn_req *r, struct slot *s, short ev)
 {
 	char why[256];
 
-	if (c->handshake && slot_handshake(c, r, s) <= 0)
-		return;
 	/* A TLS read may be waiting for a write and the other way round,
 	 * so on TLS both are tried whatever the event. */
 	if (c->outpos < c->outlen &&
 	    (c->tls != NULL || (ev & (POLLOUT | POLLERR | POLLHUP))) &&
 	    conn_send(c, why, sizeof(why)) < 0) {
 		slot_fail(c, r, s, c->fail, why);
-		return;
+		return -1;
 	}
-	if (slot_sent(c))
+	if (slot_sent(c, s))
 		r->sent = 1;
+	return 0;
+}
+
+/* Act on poll's events ev for the busy slot s of c. */
+static void
+slot_ready(struct conn *c, struct conn_req *r, struct slot *s, short ev)
+{
+	int gated = s->gated;
+
+	if (c->handshake && slot_handshake(c, r, s) <= 0)
+		return;
+	if (slot_write(c, r, s, ev) < 0)
+		return;
 	if (c->tls != NULL || (ev & (POLLIN | POLLERR | POLLHUP)))
 		slot_read(c, r, s);
+	/* Let go just now by the preamble's replies: it goes at once. */
+	if (gated && !s->gated && s->busy)
+		slot_write(c, r, s, POLLOUT);
 }
 
 /* Queue r on c, connecting first if needed; sets up s. */
@@ -238,10 +277,12 @@ slot_start(struct conn *c, struct conn_req *r, struct slot *s)
 		s->auth = conn_auths(c) && s->skip > 0;
 		c->early = 0;
 	}
-	if (conn_queue(c, r->argc, r->argv, r->argvlen) < 0) {
-		slot_fail(c, r, s, CONN_FAIL_OTHER, "out of memory");
+	/* After AUTH or SELECT the request waits for their replies: sent
+	 * with them, it would run as the default user, or in database 0,
+	 * when they fail. */
+	s->gated = s->skip > 0 && (conn_auths(c) || c->url->db != 0);
+	if (!s->gated && slot_queue(c, r, s) < 0)
 		return;
-	}
 	s->busy = 1;
 }
 
@@ -252,7 +293,7 @@ static void
 slots_settle(struct conn *c, struct conn_req *r, struct slot *s, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (!s[i].busy || !slot_sent(&c[i]))
+		if (!s[i].busy || !slot_sent(&c[i], &s[i]))
 			continue;
 		c[i].discard += s[i].skip + c[i].ahead + 1;
 		c[i].ahead = 0;
@@ -276,7 +317,7 @@ slots_expire(struct conn *c, struct conn_req *r, struct slot *s, int n)
 			continue;
 		r[i].timed_out = 1;
 		/* Sent means connected: the server is slow. */
-		if (slot_sent(&c[i]))
+		if (slot_sent(&c[i], &s[i]))
 			s[i].fresh = 0;
 		slot_fail(&c[i], &r[i], &s[i], CONN_FAIL_TIMEOUT, !s[i].fresh ?
 		    "no reply in time (the server is slow or far away)" :

@@ -199,6 +199,41 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	rcli_at main ACL DELUSER fenced open >/dev/null
 }
 
+@test "a failed AUTH or SELECT stops the request: nothing runs as the default user or in database 0" {
+	local main f u
+	main=$(redis_port main)
+	rcli_at main ACL SETUSER lim on '>Lim-Pw-3' '~*' '+@all' '-select' >/dev/null
+	# The server knows every script first (a NOSCRIPT would stop the
+	# request by itself).
+	for f in "break other" "release other other-token" "stop -n other" \
+		"extend other other-token" "other true"; do
+		# shellcheck disable=SC2086 # the words of one form
+		redlock -q -u "redis://127.0.0.1:$main" $f || true
+	done
+	rcli_at main FLUSHALL >/dev/null
+	rcli_at main SET redlock:victim other-token PX 60000 >/dev/null
+	# The default user needs no password here: a command sent behind a
+	# refused AUTH, or behind a SELECT refused or of a database that does
+	# not exist, would act on database 0.
+	for u in "redis://lim:wrong@127.0.0.1:$main" "redis://lim:Lim-Pw-3@127.0.0.1:$main/3" \
+		"redis://127.0.0.1:$main/16"; do
+		for f in "break victim" "release victim other-token" "stop -n victim" \
+			"extend victim other-token" "free touch $BATS_TEST_TMPDIR/ran"; do
+			# shellcheck disable=SC2086 # the words of one form
+			run -69 --separate-stderr redlock -u "$u" $f
+			assert_regex "$stderr" 'authentication failed|NOPERM|DB index is out of range'
+		done
+	done
+	assert_equal "$(rcli_at main GET redlock:victim)" other-token
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	# Not even a fencing counter of NAME's.
+	assert_equal "$(rcli_at main --scan | LC_ALL=C sort | paste -sd' ')" 'redlock:victim'
+	# With a user that may SELECT, the same request goes through.
+	run -0 redlock -u "redis://lim:Lim-Pw-3@127.0.0.1:$main" break victim
+	assert_equal "$(rcli_at main EXISTS redlock:victim)" 0
+	rcli_at main ACL DELUSER lim >/dev/null
+}
+
 # --- options from the environment -----------------------------------------------------
 
 @test "REDLOCK_TTL sets the time-to-live, and -t on the command line wins" {
