@@ -93,12 +93,15 @@ verb_acquire(const struct config *c, const struct lock *l, int *die_by)
 		    res == LOCK_REENTRANT ? ", held by a parent redlock" : "");
 		return 0;
 	}
-	if (res == LOCK_HELD) {
-		lock_release(l, &(struct release){ .token = g.token }, &others,
-		    &o);
+	if (res == LOCK_HELD && lock_release(l, &(struct release){
+	    .token = g.token }, &others, &o) >= l->quorum)
 		log_error("cannot write the token of lock '%s' to stdout; "
 		    "released it", c->name);
-	} else
+	else if (res == LOCK_HELD)
+		log_error("cannot write the token of lock '%s' to stdout, nor "
+		    "release it (%s): it stays held until its TTL runs out",
+		    c->name, o.err[0] ? o.err : "not held any more");
+	else
 		log_error("cannot write the token of lock '%s' to stdout; the "
 		    "lock stays with the enclosing redlock", c->name);
 	return EXIT_IOERR;

@@ -8,7 +8,7 @@
 
 load helpers
 
-lifecycle main
+lifecycle main --tcp
 # shellcheck disable=SC2317 # called by lifecycle
 file_setup() {
 	# into_closed_pipe default|ignore CMD...: runs CMD with stdout a pipe
@@ -138,4 +138,18 @@ assert_one_diagnostic() {
 	run --separate-stderr "$INTO_CLOSED_PIPE" default "$RL" --version
 	assert_output 'exit 74'
 	assert_one_diagnostic
+}
+
+@test "an acquire that can neither deliver its token nor release the lock says it stays held until its TTL" {
+	local pttl
+	# A user that may take a lock but not delete one.
+	rcli ACL SETUSER nodel on nopass '~*' '+@all' '-del' >/dev/null
+	run --separate-stderr stdout_full "$RL" -u "redis://nodel@127.0.0.1:$(redis_port main)" \
+		acquire -t 1h x
+	assert_equal "$status" 74
+	assert_one_diagnostic
+	assert_regex "$stderr" "cannot write the token of lock 'x' to stdout, nor release it \(.*run this command.*\): it stays held until its TTL runs out"
+	pttl=$(rcli PTTL redlock:x)
+	assert [ "$pttl" -gt 3000000 ]
+	rcli ACL DELUSER nodel >/dev/null
 }
