@@ -312,12 +312,16 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 	return CONFIG_OK;
 }
 
-/* config_env_options() calls this for each variable set. */
+/* config_env_options() calls this for each variable set; that of an
+ * option this form does not take is left alone. */
 static int
 env_apply(void *arg, int code, const char *value, const char *var)
 {
 	struct apply *a = arg;
+	const struct config_opt *o = config_opt_of(code);
 
+	if (o != NULL && o->forms != 0 && !(o->forms & CONFIG_FOR(a->c->verb)))
+		return CONFIG_OK;
 	return option(a->c, a->p, code, value, var);
 }
 

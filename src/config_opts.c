@@ -43,6 +43,8 @@ config_forms_words(unsigned forms)
 	switch (forms) {
 	case CONFIG_FOR_RUN: return "the run form";
 	case CONFIG_FOR_TAKING: return "the run form and acquire";
+	case CONFIG_FOR_TAKING | CONFIG_FOR(VERB_EXTEND):
+		return "the run form, acquire and extend";
 	case CONFIG_FOR_VIEWS: return "status, list and runs";
 	case CONFIG_FOR(VERB_ACQUIRE): return "acquire";
 	case CONFIG_FOR(VERB_RUNS): return "runs";
@@ -133,14 +135,14 @@ const struct config_opt config_opts[] = {
 	{ OPT("prom", OPT_PROM, CONFIG_T_FLAG), FIELD(prom),
 	    .forms = CONFIG_FOR(VERB_RUNS) },
 	{ OPT("once-per", OPT_ONCE_PER, CONFIG_T_DURATION), FIELD(once_per),
-	    .lo = 1 },
+	    .lo = 1, .forms = CONFIG_FOR_RUN },
 	{ OPT("lock-delay", OPT_LOCK_DELAY, CONFIG_T_DURATION),
 	    FIELD(lock_delay),
 	    .forms = CONFIG_FOR_TAKING | CONFIG_FOR(VERB_EXTEND) },
 	{ OPT("replace", OPT_REPLACE, CONFIG_T_FLAG), FIELD(replace),
 	    .var = "REDLOCK_REPLACE", .forms = CONFIG_FOR_TAKING },
 	{ OPT("respawn", OPT_RESPAWN, CONFIG_T_FLAG), FIELD(respawn),
-	    .var = "REDLOCK_RESPAWN" },
+	    .var = "REDLOCK_RESPAWN", .forms = CONFIG_FOR_RUN },
 	{ OPT("fair", OPT_FAIR, CONFIG_T_FLAG), FIELD(fair),
 	    .var = "REDLOCK_FAIR", .forms = CONFIG_FOR_TAKING },
 	{ OPT("verbose", 'v', CONFIG_T_SET), FIELD(verbosity),

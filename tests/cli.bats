@@ -66,8 +66,15 @@ assert_no_contact() {
 	run -64 --separate-stderr redlock status --fair name
 	assert_regex "$stderr" "^redlock: --fair is for the run form and acquire, not for 'status'"
 	run -64 --separate-stderr redlock break --lock-delay 1s name
-	# Their variables are left alone where they do not apply.
+	assert_regex "$stderr" "^redlock: --lock-delay is for the run form, acquire and extend, not for 'break'"
+	# Their variables are left alone where they do not apply, also in
+	# the checks of one option against another (--skip-alert needs
+	# --record, --once-per an exclusive lock).
 	REDLOCK_MAX_TIME=1s REDLOCK_FAIR=1 run -1 redlock status name
+	REDLOCK_SKIP_ALERT=3 REDLOCK_RESPAWN=1 REDLOCK_ONCE_PER=1d run -1 redlock status name
+	REDLOCK_SKIP_ALERT=3 run -0 redlock list
+	REDLOCK_ONCE_PER=1d run -0 redlock acquire -s -t 5s name
+	REDLOCK_LOCK_DELAY=1s REDLOCK_REPLACE=1 run -0 redlock release name "$output"
 }
 
 @test "-h prints the same help as --help" {
