@@ -307,21 +307,38 @@ acquire_args(const struct lock *l, const struct lock_waiter *w,
 	    ARG_ACQUIRE_ANY_TOKENS);
 }
 
+/* Is p the error of a script that failed while it ran (which Redis
+ * says from where in the script: "@user_script:7"), rather than of one
+ * refused before it ran (NOPERM, NOSCRIPT)? */
+static int
+ran_and_failed(const redisReply *p)
+{
+	return p != NULL && p->type == REDIS_REPLY_ERROR &&
+	    strstr(p->str, "user_script") != NULL;
+}
+
 /* Release g's token everywhere after a failed or interrupted attempt of
  * w's wait (within its -w deadline), keeping the reason the attempt
  * failed.  A request that does not wait (-n, no mark_ms) ends with it:
  * the release needs only to be handed to the servers (token_deadline()'s
  * least), not a server that does not answer waited for, which runs it
- * when it wakes, after the attempt. */
+ * when it wakes, after the attempt.  errored: servers whose script
+ * failed while it ran (ran_and_failed()), which may have taken the lock
+ * first (a server does not undo a script's writes): if giving it back
+ * fails too, the lock may stay held for its TTL, which is said. */
 static void
-undo(const struct lock *l, const struct lock_waiter *w, const struct grant *g)
+undo(const struct lock *l, const struct lock_waiter *w, const struct grant *g,
+    int errored)
 {
-	struct lock_outcome ignored = { 0 };
+	struct lock_outcome o = { 0 };
 	int others;
 
 	lock_release(l, &(struct release){ .token = g->token,
-	    .until = w->mark_ms == 0 ? clock_ms() : w->until }, &others,
-	    &ignored);
+	    .until = w->mark_ms == 0 ? clock_ms() : w->until }, &others, &o);
+	if (errored > 0 && o.err[0] != '\0')
+		log_error("lock '%s' may stay held until its TTL runs out: the "
+		    "failed attempt could not be given back: %s", l->name,
+		    o.err);
 }
 
 /*
@@ -465,7 +482,7 @@ try_token(const struct lock *l, struct lock_waiter *w, struct grant *g,
 	struct args a;
 	char rec[HOLDER_RECORD_MAX], wait[LOCK_TOKEN_LEN + 2];
 	char inherited[LOCK_TOKEN_LEN + 1] = "";
-	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0;
+	int count[3] = { 0, 0, 0 }, at_max, rc, unsent = 0, errored = 0;
 	enum verdict v;
 
 	try_begin(l, w, g, o, fresh);
@@ -479,8 +496,10 @@ try_token(const struct lock *l, struct lock_waiter *w, struct grant *g,
 	at_max = tally_try(l, r, g, o, count, inherited, sizeof(inherited));
 	/* A request that never left (no connection, no handshake) took
 	 * nothing there: no need to give it back. */
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		unsent += r[i].reply == NULL && !r[i].sent;
+		errored += ran_and_failed(r[i].reply);
+	}
 	conn_req_clear(r, l->n);
 	/* A busy reply queued us (writers, waiters); a grant took us out. */
 	if ((w->queue_ms > 0 || w->mark_ms > 0) && count[0] > 0)
@@ -501,7 +520,7 @@ try_token(const struct lock *l, struct lock_waiter *w, struct grant *g,
 		v = VERDICT_NONE;
 	}
 	if (count[1] > 0 || count[0] + count[1] + count[2] + unsent < l->n)
-		undo(l, w, g);
+		undo(l, w, g, errored);
 	if (rc < 0)
 		return LOCK_INTERRUPTED;
 	if (v == VERDICT_NO && o->self_shared)

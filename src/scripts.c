@@ -656,7 +656,12 @@ const char lua_once_done[] =
 const char lua_once_mark[] =
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
-    "  if type(got) == 'table' then got = '\\0other' end\n"
+    "  if type(got) == 'table' then\n"
+    "    if not string.find(got.err, 'WRONGTYPE', 1, true) then\n"
+    "      return redis.error_reply(got.err)\n"
+    "    end\n"
+    "    got = '\\0other'\n"
+    "  end\n"
     "  if got == t then return nil, false end\n"
     "  if got == '\\0shared' then return -2 end\n"
     "  if not got then return -1 end\n"
@@ -772,7 +777,12 @@ const char lua_release[] =
     "end\n"
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
-    "  if type(got) == 'table' then got = '\\0other' end\n"
+    "  if type(got) == 'table' then\n"
+    "    if not string.find(got.err, 'WRONGTYPE', 1, true) then\n"
+    "      return redis.error_reply(got.err)\n"
+    "    end\n"
+    "    got = '\\0other'\n"
+    "  end\n"
     "  if got == t then return nil, false end\n"
     "  if got == '\\0shared' then return -2 end\n"
     "  if not got then return -1 end\n"
@@ -854,7 +864,12 @@ const char lua_release[] =
 const char lua_release_done[] =
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
-    "  if type(got) == 'table' then got = '\\0other' end\n"
+    "  if type(got) == 'table' then\n"
+    "    if not string.find(got.err, 'WRONGTYPE', 1, true) then\n"
+    "      return redis.error_reply(got.err)\n"
+    "    end\n"
+    "    got = '\\0other'\n"
+    "  end\n"
     "  if got == t then return nil, false end\n"
     "  if got == '\\0shared' then return -2 end\n"
     "  if not got then return -1 end\n"
@@ -944,7 +959,12 @@ const char lua_release_done[] =
 const char lua_release_key[] =
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
-    "  if type(got) == 'table' then got = '\\0other' end\n"
+    "  if type(got) == 'table' then\n"
+    "    if not string.find(got.err, 'WRONGTYPE', 1, true) then\n"
+    "      return redis.error_reply(got.err)\n"
+    "    end\n"
+    "    got = '\\0other'\n"
+    "  end\n"
     "  if got == t then return nil, false end\n"
     "  if got == '\\0shared' then return -2 end\n"
     "  if not got then return -1 end\n"
@@ -992,7 +1012,12 @@ const char lua_renew[] =
     "end\n"
     "local function token_holds(k, t)\n"
     "  local got = redis.pcall('GET', k)\n"
-    "  if type(got) == 'table' then got = '\\0other' end\n"
+    "  if type(got) == 'table' then\n"
+    "    if not string.find(got.err, 'WRONGTYPE', 1, true) then\n"
+    "      return redis.error_reply(got.err)\n"
+    "    end\n"
+    "    got = '\\0other'\n"
+    "  end\n"
     "  if got == t then return nil, false end\n"
     "  if got == '\\0shared' then return -2 end\n"
     "  if not got then return -1 end\n"
@@ -1608,14 +1633,14 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_NOTIFY] = { lua_notify, "478c0a2ae40e8c7a1cc139f320d618040308f24e", "d" },
 	[SCRIPT_ONCE] = { lua_once, "50b1b6627794dd1cfb66f28f35b60ba833e9c4a6", "o" },
 	[SCRIPT_ONCE_DONE] = { lua_once_done, "5b9f23dc1f5322b1d2429f84505b41a856212d7b", "o" },
-	[SCRIPT_ONCE_MARK] = { lua_once_mark, "46035419439a3b772d271ed8eb40cfe9600f54b7", "ko" },
+	[SCRIPT_ONCE_MARK] = { lua_once_mark, "4f67993ae6317da49b0e1b6b573195a65c570532", "ko" },
 	[SCRIPT_RECORD] = { lua_record, "e2db0e222cfc9aa92f1736c785dbfb49355a98b5", "" },
-	[SCRIPT_RELEASE] = { lua_release, "9bcce0567fc713d91b9a5c135806b138ecbe77c7", "kmwaH" },
-	[SCRIPT_RELEASE_DONE] = { lua_release_done, "6260f72cb745fa6fab71537316f6974533383411", "kmwaHo" },
-	[SCRIPT_RELEASE_KEY] = { lua_release_key, "980a9a89619f2b4a001714db5694b597ccf914a5", "k" },
+	[SCRIPT_RELEASE] = { lua_release, "39fad8996aa2d23758789cc79e11e4df9301bfa4", "kmwaH" },
+	[SCRIPT_RELEASE_DONE] = { lua_release_done, "c1a4d95e1abc4edccdd27e8f19b3d79e329971aa", "kmwaHo" },
+	[SCRIPT_RELEASE_KEY] = { lua_release_key, "6600a1968416638f1f5de826e98d664907574503", "k" },
 	[SCRIPT_RELEASE_RECORD] = { lua_release_record, "995ae3fe4320b0d66e537eb45b1fca32e80ee777", "m" },
-	[SCRIPT_RENEW] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "km" },
-	[SCRIPT_RENEW_LEASE] = { lua_renew, "7bc160961f998c297ee50b4e7618ff5a00511981", "k" },
+	[SCRIPT_RENEW] = { lua_renew, "dc0f6e2f73e1bc7a7c57a0281c6426b68e75bd31", "km" },
+	[SCRIPT_RENEW_LEASE] = { lua_renew, "dc0f6e2f73e1bc7a7c57a0281c6426b68e75bd31", "k" },
 	[SCRIPT_RENEW_RECORD] = { lua_renew_record, "c07e36e20776587a54121db5b990749283c86813", "m" },
 	[SCRIPT_SH_ACQUIRE] = { lua_sh_acquire, "ed6a4a5672e8bd58d6adc2472bb9a5eb4c9a0c31", "kfmhHqwxa" },
 	[SCRIPT_SH_RELEASE] = { lua_sh_release, "1da564302eb042e6769bc6d5cf80474abe9369d6", "khHwfqxa" },

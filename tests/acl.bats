@@ -47,6 +47,19 @@ lifecycle main --tcp
 	assert_regex "${stderr_lines[0]}" "^redlock: 127\.0\.0\.1:$(redis_port main): NOPERM .*scan"
 }
 
+@test "a script refused half-way, and its undoing too, gives 69 and says the lock may stay held until its TTL" {
+	# Without +get the acquire script takes the key and is refused at
+	# the fencing counter; the release that would give it back is
+	# refused its GET (a server does not undo a script's writes).
+	set_user +get
+	run -69 --separate-stderr redlock -t 1h job touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_regex "${stderr_lines[0]}" "^redlock: lock 'job' may stay held until its TTL runs out: the failed attempt could not be given back: 127\.0\.0\.1:$(redis_port main): .*can't run this command"
+	assert_regex "${stderr_lines[1]}" "^redlock: 127\.0\.0\.1:$(redis_port main): .*can't run this command"
+	assert [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	assert_equal "$(rcli EXISTS redlock:job)" 1
+}
+
 @test "--record as a user that may not EVAL says Redis's NOPERM, not NOSCRIPT, and leaves no record" {
 	# The lock's scripts known to the server (loaded by the default
 	# user), the record's not: its EVALSHA meets NOSCRIPT, then its
