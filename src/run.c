@@ -83,10 +83,15 @@ finish(const struct run *r, int64_t done_period, int64_t done_since)
 		return 0;
 	}
 	ok = lock_release(l, &rel, &others, &o);
-	if (ok >= l->quorum || r->lost) {
+	if (ok >= l->quorum && rel.keep_ms > 0)
+		log_info("lock '%s' kept %lld ms more (--min-hold)", c->name,
+		    (long long)rel.keep_ms);
+	else if (ok >= l->quorum)
 		log_info("released lock '%s'", c->name);
+	else if (r->lost)
+		log_info("lock '%s' was lost: nothing to release", c->name);
+	if (ok >= l->quorum || r->lost)
 		return 0;
-	}
 	if (o.err[0] == '\0') {
 		log_error("lock '%s' was lost while the command ran: %s at "
 		    "its release%s", c->name, others > 0 ? "another holder had "

@@ -45,8 +45,11 @@ since() { (($(now_ms) - $1 >= $2)); }
 @test "--min-hold leaves the lock to expire, and then it is free" {
 	local t0 t1
 	t0=$(now_ms)
-	run -0 redlock --min-hold 1500ms short true
+	run -0 --separate-stderr redlock -v --min-hold 1500ms short true
 	assert key_exists redlock:short
+	# -v says so, and does not claim a release.
+	assert_regex "$stderr" "lock 'short' kept 1[0-9]{3} ms more \(--min-hold\)"
+	[[ $stderr != *released* ]] || fail "$stderr"
 	wait_until -t 10 key_absent redlock:short
 	t1=$(now_ms)
 	assert [ $((t1 - t0)) -ge 1400 ]
