@@ -497,6 +497,12 @@ const char lua_inspect[] =
     "  local t = redis.call('TIME')\n"
     "  return t[1] * 1000 + math.floor(t[2] / 1000), t\n"
     "end\n"
+    "local function wake_one(k, linger)\n"
+    "  if redis.call('RPUSH', k, '1') > 1 then\n"
+    "    redis.call('LTRIM', k, 0, 0)\n"
+    "  end\n"
+    "  redis.call('PEXPIRE', k, linger)\n"
+    "end\n"
     "local K, meta, wake, holders, hmeta, waiting = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]\n"
     "local remove, wake_linger = ARGV[1], ARGV[2]\n"
     "local now = server_ms()\n"
@@ -529,6 +535,7 @@ const char lua_inspect[] =
     "    end\n"
     "    if remove == '1' and math.max(du, cu) > now then\n"
     "      redis.call('DEL', meta)\n"
+    "      if w > 0 then wake_one(wake, wake_linger) end\n"
     "    end\n"
     "  end\n"
     "  if #sched > 0 then return {sched} end\n"
@@ -555,9 +562,7 @@ const char lua_inspect[] =
     "for _, x in ipairs(sched) do table.insert(r[3], x) end\n"
     "if remove == '1' then\n"
     "  redis.call('DEL', K, meta, holders, hmeta)\n"
-    "  redis.call('RPUSH', wake, '1')\n"
-    "  redis.call('LTRIM', wake, 0, 0)\n"
-    "  redis.call('PEXPIRE', wake, wake_linger)\n"
+    "  wake_one(wake, wake_linger)\n"
     "end\n"
     "return r\n";
 
@@ -1626,7 +1631,7 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_ACQUIRE_ANY] = { lua_acquire_any, "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf", "kfmqha" },
 	[SCRIPT_BUMP] = { lua_bump, "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec", "fm" },
 	[SCRIPT_FAIR] = { lua_fair, "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21", "" },
-	[SCRIPT_INSPECT] = { lua_inspect, "6bd24efd851643a09856ec977d41fd66c42e6316", "kmwhHa" },
+	[SCRIPT_INSPECT] = { lua_inspect, "a805b273c4dbb92feb9ab2c87cccd8a81881179f", "kmwhHa" },
 	[SCRIPT_INSPECT_HOLDERS] = { lua_inspect_holders, "f7bf134ad4cd9e390b07b9c1dd9468be49854d53", "h" },
 	[SCRIPT_INSPECT_KEY] = { lua_inspect_key, "39ca5a995f7f3cb9251d1b6602d63f69e9beed1a", "k" },
 	[SCRIPT_INSPECT_RECORD] = { lua_inspect_record, "78201cf3645ba2718ce9ebd922cf98ee8b482c49", "m" },

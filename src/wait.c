@@ -33,6 +33,11 @@
 #define WAIT_POLL_MS 250
 #define WAIT_POLL_JITTER_MS 50
 
+/* The longest nap of a waiter that a lock-delay or a --replace claim
+ * holds back: well under PROTO_WAIT_MARK_MS, so that its place among
+ * the waiters stays fresh through a long hold. */
+#define WAIT_HOLD_NAP_MS 1000
+
 /* Redlock: contenders that split the votes back off by a random delay
  * of up to this before trying again. */
 #define WAIT_SPLIT_BACKOFF_MS 30
@@ -283,10 +288,13 @@ busy_sleep(const struct lock_outcome *o, int64_t left)
 
 	if (o->busy_pttl >= 0 && o->busy_pttl + 1 < ms)
 		ms = o->busy_pttl + 1;
-	/* Only servers that hold grants back after a failover said no:
-	 * nothing can change before the first of them lets go. */
+	/* Only servers that hold grants back said no: nothing changes
+	 * before the first of them lets go, unless a lock-delay is broken
+	 * or a --replace claim ends early, whose release or break wakes
+	 * the waiters whose place is fresh: so in naps that keep ours. */
 	if (o->hold_ms > 0 && o->busy_pttl < 0)
-		ms = o->hold_ms + 1;
+		ms = o->hold_ms < WAIT_HOLD_NAP_MS ? o->hold_ms + 1 :
+		    WAIT_HOLD_NAP_MS;
 	if (left >= 0 && left < ms)
 		ms = left;
 	return ms;

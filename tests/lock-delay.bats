@@ -147,6 +147,48 @@ waiter_blocked() { rcli CLIENT LIST | grep -q 'cmd=blpop'; }
 	assert_usage_error
 }
 
+@test "break of a lock-delay wakes the waiters it held back, exclusive and shared, instead of leaving them asleep until its end" {
+	local mode brk
+	for mode in -x -s; do
+		rcli FLUSHALL >/dev/null
+		start_guarded h -t 1s --lock-delay 30s job
+		stop_pid "$(bg_pid h)"
+		wait_until -t 5 key_absent redlock:job
+		waiter "w$mode" "$REDIS_SOCK" "$mode" -w 40 job
+		wait_until -t 5 waiter_blocked
+		brk=$(server_ms)
+		run -0 --separate-stderr redlock break job
+		assert_regex "$stderr" 'removed what held free lock'
+		wait_for_file "$BATS_TEST_TMPDIR/w$mode.time" 10
+		(($(granted_ms "w$mode") - brk < 5000)) ||
+			fail "$mode: granted $(($(granted_ms "w$mode") - brk)) ms after the break"
+		bg_wait "w$mode" 5
+		assert_equal "$BG_STATUS" 0
+		cont_pid "$(bg_pid h)"
+		bg_wait h 10
+	done
+}
+
+@test "a waiter held back by a --replace claim through a lock-delay runs as soon as the replacement releases" {
+	# The replacement claims NAME while the lost holder's key still
+	# stands: the claim lasts past the delay, and the plain waiter is
+	# held back by it until the replacement's release wakes it.
+	start_guarded h -t 2s --lock-delay 2s job
+	stop_pid "$(bg_pid h)"
+	waiter w "$REDIS_SOCK" -w 30 job
+	wait_until -t 5 waiter_blocked
+	waiter r "$REDIS_SOCK" --replace -w 30 job
+	wait_for_file "$BATS_TEST_TMPDIR/r.time" 15
+	wait_for_file "$BATS_TEST_TMPDIR/w.time" 15
+	bg_wait r 5
+	bg_wait w 5
+	assert_equal "$BG_STATUS" 0
+	(($(granted_ms w) - $(granted_ms r) < 1500)) ||
+		fail "the waiter ran $(($(granted_ms w) - $(granted_ms r))) ms after the replacement"
+	cont_pid "$(bg_pid h)"
+	bg_wait h 10
+}
+
 @test "acquire --lock-delay: an acquired lock left to expire holds NAME back too" {
 	run -0 redlock acquire -t 500ms --lock-delay 1500ms manual
 	local exp

@@ -458,7 +458,7 @@ static const struct {
 	{ "acquire_any", "7e4ef7d1121fa3c145f41c65371ee9f4b85c75bf" },
 	{ "bump", "dd3a7a59f4b8e182d3aea21e98fd27f4156b95ec" },
 	{ "fair", "5d04b24a4b0a70ab79a238e00145f9f8dc8b7e21" },
-	{ "inspect", "6bd24efd851643a09856ec977d41fd66c42e6316" },
+	{ "inspect", "a805b273c4dbb92feb9ab2c87cccd8a81881179f" },
 	{ "inspect_holders", "f7bf134ad4cd9e390b07b9c1dd9468be49854d53" },
 	{ "inspect_key", "39ca5a995f7f3cb9251d1b6602d63f69e9beed1a" },
 	{ "inspect_record", "78201cf3645ba2718ce9ebd922cf98ee8b482c49" },

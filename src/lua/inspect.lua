@@ -16,11 +16,13 @@
 -- --fair queue and counted there: status.c); for a free lock, in a
 -- reply of that one element, also delay (ms left of a lost holder's
 -- --lock-delay) with now (the server's ms), and claim (ms left of a
--- --replace claim).  Removing a free lock removes what holds it back.
+-- --replace claim).  Removing a free lock removes what holds it back,
+-- and wakes a waiter if one waits.
 --@include lib/holder_record.lua
 --@include lib/hold_parse.lua
 --@include lib/unmark.lua
 --@include lib/now.lua
+--@include lib/wake.lua
 local now = server_ms()
 local w, sb, sched = 0, 0, {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', waiting,
@@ -52,6 +54,7 @@ if ty == 'none' then
     end
     if remove == '1' and math.max(du, cu) > now then
       redis.call('DEL', meta)
+      if w > 0 then wake_one(wake, wake_linger) end
     end
   end
   if #sched > 0 then return {sched} end
@@ -79,8 +82,6 @@ end
 for _, x in ipairs(sched) do table.insert(r[3], x) end
 if remove == '1' then
   redis.call('DEL', K, meta, holders, hmeta)
-  redis.call('RPUSH', wake, '1')
-  redis.call('LTRIM', wake, 0, 0)
-  redis.call('PEXPIRE', wake, wake_linger)
+  wake_one(wake, wake_linger)
 end
 return r
