@@ -420,8 +420,7 @@ parse_argv(struct config *c, struct parse *p, int argc, char **argv)
 	    config_verb_operands(c, ops, nops, p->err, p->errlen);
 }
 
-/* How the user gave option opt: on the command line (flag) or through
- * its variable (var), for a message that points at it. */
+/* How the user gave option opt, for a message: flag, or its variable. */
 static const char *
 said(const struct parse *p, int opt, const char *flag, const char *var)
 {
@@ -429,9 +428,8 @@ said(const struct parse *p, int opt, const char *flag, const char *var)
 }
 
 /* --fair against the options that cannot wait in a queue: a request
- * that does not wait has no place in it, and --replace goes ahead of
- * every waiter.  Verbs that take no lock ignore it (REDLOCK_FAIR may be
- * set for the run form alone). */
+ * that does not wait has no place in it, --replace goes ahead of every
+ * waiter.  Verbs that take no lock ignore it. */
 static int
 check_fair(struct config *c, struct parse *p)
 {
@@ -485,15 +483,13 @@ check_run_options(struct config *c, struct parse *p)
 		return bad(p, "%s is for the run form (redlock NAME COMMAND), "
 		    "not for '%s'", p->seen[OPT_ONCE_PER] ? "--once-per" :
 		    "--respawn", config_verbs[c->verb]);
-	if (c->shared && c->once_per)
-		return bad(p, "%s needs an exclusive lock, not -s or --limit",
-		    said(p, OPT_ONCE_PER, "--once-per", "REDLOCK_ONCE_PER"));
-	if (c->shared && c->lock_delay)
-		return bad(p, "%s needs an exclusive lock, not -s or --limit",
-		    said(p, OPT_LOCK_DELAY, "--lock-delay", "REDLOCK_LOCK_DELAY"));
-	if (c->shared && c->replace)
-		return bad(p, "%s needs an exclusive lock, not -s or --limit",
-		    said(p, OPT_REPLACE, "--replace", "REDLOCK_REPLACE"));
+	if (c->shared && (c->once_per || c->lock_delay || c->replace))
+		return bad(p, "%s needs an exclusive lock, not -s or --limit%s",
+		    c->once_per ? said(p, OPT_ONCE_PER, "--once-per",
+		    "REDLOCK_ONCE_PER") : c->lock_delay ? said(p, OPT_LOCK_DELAY,
+		    "--lock-delay", "REDLOCK_LOCK_DELAY") : said(p, OPT_REPLACE,
+		    "--replace", "REDLOCK_REPLACE"), p->seen['s'] ||
+		    p->seen[OPT_LIMIT] ? "" : " (REDLOCK_LIMIT is set)");
 	if (c->replace && c->wait == 0 &&
 	    (c->verb == VERB_RUN || c->verb == VERB_ACQUIRE))
 		return bad(p, "%s waits for the holder it asks to stop: give -w, "

@@ -198,6 +198,8 @@ mark_gone() { [[ $(mark EXISTS) == 0 ]]; }
 	REDLOCK_ONCE_PER=1h run --separate-stderr redlock --limit 2 envjob true
 	assert_usage_error
 	assert_equal "${stderr_lines[0]}" "redlock: REDLOCK_ONCE_PER needs an exclusive lock, not -s or --limit"
+	REDLOCK_LIMIT=2 run -64 --separate-stderr redlock --once-per 1h job true
+	assert_equal "${stderr_lines[0]}" "redlock: --once-per needs an exclusive lock, not -s or --limit (REDLOCK_LIMIT is set)"
 }
 
 @test "--min-hold keeps working beside --once-per" {
