@@ -565,17 +565,22 @@ lock_expire(const struct lock *l, const char *token, int *others,
 
 /* A waiter gives up: leave the writers' queue, so that shared requests
  * need not wait for the entry to lapse, and the waiters, so that
- * nothing of it is left (unqueue.lua).  Best effort. */
+ * nothing of it is left; interrupted (by a signal, which leaves nothing
+ * behind), also take back a --replace claim, which otherwise lapses
+ * PROTO_CLAIM_MS after its last assertion (unqueue.lua).  Best effort. */
 void
-lock_unqueue(const struct lock *l, struct lock_waiter *w)
+lock_unqueue(const struct lock *l, struct lock_waiter *w, int interrupted)
 {
 	struct conn_req r[l->n];
 	struct args a;
+	int claim = interrupted && w->claim;
 
-	if (!w->queued)
+	if (!w->queued && !claim)
 		return;
 	args_script(&a, SCRIPT_UNQUEUE, &l->k);
 	args_put(&a, ARG_UNQUEUE_ID, w->id, LOCK_TOKEN_LEN);
+	if (claim)
+		args_put(&a, ARG_UNQUEUE_CLAIM, "1", 1);
 	lock_round(l, &a, r, token_deadline(l, 1, w->until), NULL);
 	conn_req_clear(r, l->n);
 	w->queued = 0;

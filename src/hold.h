@@ -19,7 +19,8 @@ int lock_expire(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
 int lock_extend(const struct lock *l, const char *token, int *others,
     struct lock_outcome *o);
-void lock_unqueue(const struct lock *l, struct lock_waiter *w);
+void lock_unqueue(const struct lock *l, struct lock_waiter *w,
+    int interrupted);
 void lock_notify_stopped(const struct lock *l);
 
 #endif

@@ -286,10 +286,11 @@
 #define NREPLY_STOP 6
 
 /* unqueue.lua */
-#define SCRIPT_KEYS_UNQUEUE "qaH"
-#define NKEYS_UNQUEUE 3
+#define SCRIPT_KEYS_UNQUEUE "qaHm"
+#define NKEYS_UNQUEUE 4
 #define ARG_UNQUEUE_ID 1
-#define ARGC_UNQUEUE 1
+#define ARG_UNQUEUE_CLAIM 2
+#define ARGC_UNQUEUE 2
 
 /* wake_push.lua */
 #define SCRIPT_KEYS_WAKE_PUSH "w"

@@ -1570,12 +1570,56 @@ const char lua_stop[] =
     "return {asked, left + foreign, pttl, foreign, since, later}\n";
 
 const char lua_unqueue[] =
-    "local xwait, waiting, hmeta = KEYS[1], KEYS[2], KEYS[3]\n"
-    "local id = ARGV[1]\n"
+    "local function server_ms()\n"
+    "  local t = redis.call('TIME')\n"
+    "  return t[1] * 1000 + math.floor(t[2] / 1000), t\n"
+    "end\n"
+    "local function holder_fields(m)\n"
+    "  local g, pos = {n = 0}, 1\n"
+    "  m = m or ''\n"
+    "  while pos <= #m + 1 do\n"
+    "    local e = string.find(m, '\\0', pos, true) or #m + 1\n"
+    "    g[#g + 1] = string.sub(m, pos, e - 1)\n"
+    "    pos = e + 1\n"
+    "  end\n"
+    "  g.n = #g\n"
+    "  for i = g.n + 1, 13 do g[i] = '' end\n"
+    "  return g\n"
+    "end\n"
+    "local function holder_join(g)\n"
+    "  local n = g.n\n"
+    "  for i = #g, n + 1, -1 do\n"
+    "    if g[i] ~= '' then n = i break end\n"
+    "  end\n"
+    "  return table.concat(g, '\\0', 1, n)\n"
+    "end\n"
+    "local function holder_marker(du, cl, cu, cs)\n"
+    "  return '\\0hold\\0' .. string.format('%d', du) .. '\\0' .. cl .. '\\0' ..\n"
+    "    string.format('%d', cu) .. '\\0' .. cs\n"
+    "end\n"
+    "local xwait, waiting, hmeta, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"
+    "local id, claim = ARGV[1], ARGV[2]\n"
     "redis.call('ZREM', xwait, id)\n"
     "if redis.call('ZREM', waiting, id) == 1 and\n"
     "    redis.call('EXISTS', waiting) == 0 then\n"
     "  redis.call('HDEL', hmeta, 'rwait')\n"
+    "end\n"
+    "local m = claim == '1' and redis.call('GET', meta)\n"
+    "if not m then return 1 end\n"
+    "local f = holder_fields(m)\n"
+    "if string.byte(m) ~= 0 then\n"
+    "  if f[10] == id then\n"
+    "    f[10], f[11], f[12] = '', '', ''\n"
+    "    redis.call('SET', meta, holder_join(f), 'KEEPTTL')\n"
+    "  end\n"
+    "elseif f[4] == id then\n"
+    "  local now, du = server_ms(), tonumber(f[3]) or 0\n"
+    "  if du > now then\n"
+    "    redis.call('SET', meta, holder_marker(du, '', 0, ''), 'PX',\n"
+    "      string.format('%d', du - now))\n"
+    "  else\n"
+    "    redis.call('DEL', meta)\n"
+    "  end\n"
     "end\n"
     "return 1\n";
 
@@ -1657,6 +1701,6 @@ const struct script_entry script_table[SCRIPT_COUNT] = {
 	[SCRIPT_SH_RENEW_META] = { lua_sh_renew_meta, "ea1f6c10496b68969d416be5b5dc8a0423d6a383", "H" },
 	[SCRIPT_SH_RENEW_SET] = { lua_sh_renew_set, "ffd6f69b74e6f2d5193e7fb19aa4572877c6ff67", "h" },
 	[SCRIPT_STOP] = { lua_stop, "b2c816222dc35b1019715cff0b1c03c3f64d0908", "khsHm" },
-	[SCRIPT_UNQUEUE] = { lua_unqueue, "d20b3a10981d6677868132fd2305add3a5a16c33", "qaH" },
+	[SCRIPT_UNQUEUE] = { lua_unqueue, "c549de787797f55f326eefe2d1c862ca42b2da79", "qaHm" },
 	[SCRIPT_WAKE_PUSH] = { lua_wake_push, "e34ebdebee4838b21808c5fae5f2a2e39e1e162b", "w" },
 };

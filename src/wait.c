@@ -542,7 +542,7 @@ wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
 	if (l->policy.fair) {
 		res = wait_fair(l, &w, intr_fd, o);
 		if (res != LOCK_HELD)
-			lock_unqueue(l, &w.waiter);
+			lock_unqueue(l, &w.waiter, res == LOCK_INTERRUPTED);
 		return res;
 	}
 	res = lock_try(l, &w.waiter, 0, g, o, intr_fd);
@@ -572,6 +572,6 @@ wait_acquire(const struct lock *l, const struct wait_req *q, struct grant *g,
 	}
 	/* A waiter that gives up leaves the writers' queue at once. */
 	if (res != LOCK_HELD)
-		lock_unqueue(l, &w.waiter);
+		lock_unqueue(l, &w.waiter, res == LOCK_INTERRUPTED);
 	return res;
 }

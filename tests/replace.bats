@@ -172,6 +172,24 @@ claim_left() {
 	run -0 redlock -n job true
 }
 
+@test "a replacement stopped by a signal while it waits takes its claim back: nothing of it is left" {
+	local tok sig
+	for sig in TERM INT; do
+		rcli FLUSHALL >/dev/null
+		tok=$(redlock acquire -t 20s job)
+		bg_start r "$RL" --replace -w 20 job true
+		wait_until -t 5 blocked 1
+		kill -"$sig" "$(bg_pid r)"
+		bg_wait r 10
+		assert_equal "$BG_STATUS" $((128 + $(kill -l "$sig")))
+		run -0 redlock release job "$tok"
+		run -1 redlock status job
+		assert_line 'state:   free'
+		run -0 redlock -n job true
+		assert_equal "$(rcli --scan | grep -cv '}$' || true)" 0
+	done
+}
+
 @test "--replace with -n or -w 0 is a usage error, and the holder is not asked to stop" {
 	hold_lock h job
 	run --separate-stderr redlock --replace -n job true

@@ -2,15 +2,38 @@
 -- (xwait) and the waiters (waiting), so that nothing of it is left and
 -- shared requests need not wait for its entry to lapse; the last
 -- waiter out also takes the note that readers wait (rwait in hmeta,
--- sh_acquire.lua), which only a waiter can have left.
+-- sh_acquire.lua), which only a waiter can have left.  A --replace
+-- waiter (claim '1') also takes back its claim on NAME, from the
+-- holder's record or the hold marker (meta; see "Held back" in
+-- src/lua/README), so that nobody is held back by a claimant that gave
+-- up; a lost holder's delay in the marker stays.
 --
---@keys xwait waiting hmeta
---@argv id
--- ARGV: the waiter's id.
+--@keys xwait waiting hmeta meta
+--@argv id claim
+-- ARGV: the waiter's id, then '1' for a --replace waiter.
 -- Returns 1.
+--@include lib/now.lua
+--@include lib/holder_record.lua
 redis.call('ZREM', xwait, id)
 if redis.call('ZREM', waiting, id) == 1 and
     redis.call('EXISTS', waiting) == 0 then
   redis.call('HDEL', hmeta, 'rwait')
+end
+local m = claim == '1' and redis.call('GET', meta)
+if not m then return 1 end
+local f = holder_fields(m)
+if string.byte(m) ~= 0 then
+  if f[10] == id then
+    f[10], f[11], f[12] = '', '', ''
+    redis.call('SET', meta, holder_join(f), 'KEEPTTL')
+  end
+elseif f[4] == id then
+  local now, du = server_ms(), tonumber(f[3]) or 0
+  if du > now then
+    redis.call('SET', meta, holder_marker(du, '', 0, ''), 'PX',
+      string.format('%d', du - now))
+  else
+    redis.call('DEL', meta)
+  end
 end
 return 1
