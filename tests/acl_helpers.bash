@@ -87,6 +87,11 @@ cycle() {
 	denied && return 0
 	redlock break job 2>/dev/null || [[ -n $soft ]] || return 1
 	denied && return 0
+	# Again, the first break's wake-up still pending: one is kept.
+	redlock acquire -w "$w" job >/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
+	redlock break job 2>/dev/null || [[ -n $soft ]] || return 1
+	denied && return 0
 	redlock break --fence job 2>/dev/null || [[ -n $soft ]] || return 1
 	denied && return 0
 	# Shared locks and a semaphore, one holder inside another's lease,
