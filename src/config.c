@@ -39,6 +39,7 @@ struct parse {
 	const char *password_file;
 	char password_who[64];		/* the option or variable that gave it */
 	unsigned char seen[OPT_END];	/* given on the command line */
+	int env_urls;			/* the URLs are $REDLOCK_URL's */
 	char *err;
 	size_t errlen;
 };
@@ -332,9 +333,9 @@ bad_url(struct parse *p, const char *s, const char *why)
 	char shown[256];
 
 	url_redact(s, shown, sizeof(shown));
-	return bad(p, "%s '%s'%s%s", why ? "invalid URL" :
-	    "the same server is given twice:", shown, why ? ": " : "",
-	    why ? why : "");
+	return bad(p, "%s '%s'%s%s%s", why ? "invalid URL" :
+	    "the same server is given twice:", shown, p->env_urls ?
+	    " in REDLOCK_URL" : "", why ? ": " : "", why ? why : "");
 }
 
 /* Parse p->urls into c->urls; --tls makes redis:// URLs TLS. */
@@ -360,13 +361,6 @@ parse_urls(struct config *c, struct parse *p)
 		c->tls_opts.used |= u->tls;
 	}
 	return CONFIG_OK;
-}
-
-/* The grace between SIGTERM and SIGKILL, given or derived from the TTL. */
-int64_t
-config_kill_after(const struct config *c)
-{
-	return lease_kill_after(c->ttl, c->kill_after);
 }
 
 static int
@@ -539,6 +533,7 @@ settle(struct config *c, struct parse *p)
 		if ((envlist = strdup(env)) == NULL)
 			return bad(p, "%s", "out of memory");
 		p->nurls = config_env_urls(envlist, p->urls, MAX_URLS);
+		p->env_urls = 1;
 		if (p->nurls < 0) {
 			p->nurls = 0;
 			rc = bad(p, "too many URLs in %s", "REDLOCK_URL");

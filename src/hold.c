@@ -563,10 +563,9 @@ lock_expire(const struct lock *l, const char *token, int *others,
 	    others, o);
 }
 
-/* A waiter gives up: leave the writers' queue, so that shared requests
- * need not wait for the entry to lapse, and the waiters, so that
- * nothing of it is left; interrupted (by a signal, which leaves nothing
- * behind), also take back a --replace claim, which otherwise lapses
+/* A waiter gives up: leave the writers' queue and the waiters, so that
+ * nothing of it is left; interrupted (a signal leaves nothing behind),
+ * also take back a --replace claim, which otherwise lapses
  * PROTO_CLAIM_MS after its last assertion (unqueue.lua).  Best effort. */
 void
 lock_unqueue(const struct lock *l, struct lock_waiter *w, int interrupted)

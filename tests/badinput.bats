@@ -347,6 +347,9 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()' "$REDIS_SO
 	done
 	run -64 --separate-stderr redlock -u 'redis://:hunter2@host:99999' name true
 	assert_equal "${stderr_lines[0]}" "redlock: invalid URL 'redis://***@host:99999': bad port"
+	# From the environment, the message names the variable.
+	REDLOCK_URL='redis://:hunter2@host:99999' run -64 --separate-stderr redlock name true
+	assert_equal "${stderr_lines[0]}" "redlock: invalid URL 'redis://***@host:99999' in REDLOCK_URL: bad port"
 }
 
 @test "the password from the environment is never echoed in a usage error" {
