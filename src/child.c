@@ -234,8 +234,10 @@ child_reap(struct child *ch, int *status)
 		} else if (r == ch->pid) {
 			*status = st;
 			return CHILD_EXITED;
-		} else if (r == ch->guard)
+		} else if (r == ch->guard) {
 			ch->guard = 0;
+			ch->guard_status = st;
+		}
 	}
 	return ev;
 }

@@ -8,6 +8,7 @@
 struct child {
 	pid_t pid;		/* also its process group */
 	pid_t guard;		/* the guard process, or 0 */
+	int guard_status;	/* the last guard's wait status, once reaped */
 	int foreground;		/* it was given the terminal */
 	int exec_errno;		/* exec failed with this */
 	int64_t exec_by;	/* clock_ms(): exec only before (0: any time) */

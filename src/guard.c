@@ -291,7 +291,7 @@ guard_main(struct guard_state *g)
 	}
 	guard_set_mark(mark, g->token);
 	guard_kill(g->command, mark, g->redlock);
-	_exit(0);
+	_exit(g->lost ? 0 : GUARD_FIRED_EXIT);
 }
 
 /* Append v in decimal and a space at *p. */

@@ -21,6 +21,10 @@
 #define GUARD_MARK (INT64_MAX - 2)
 #define GUARD_TOKEN_MAX 48
 
+/* The guard's exit status once it enforced a lease end (it killed the
+ * command's tree); 0 after a stand-down, or when redlock was gone. */
+#define GUARD_FIRED_EXIT 3
+
 void guard_exec_main(int argc, char **argv);
 int guard_start(pid_t *guard, int *fd, const char *token, int64_t margin,
     int64_t end);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -34,6 +35,10 @@
 
 /* The longest poll: deadlines are looked at least this often. */
 #define IDLE_MS 60000
+
+/* How long a run whose command died of SIGKILL waits for the guard's
+ * exit status, to tell whether the guard killed it (guard_fired()). */
+#define GUARD_FIRED_WAIT_MS 50
 
 /* Set r up for a run of lock l into the caller's grant g, before its
  * wait (the guard may start during it); run.c sets r->held once the
@@ -379,6 +384,31 @@ forward_signals(struct run *r)
 	}
 }
 
+/* Did the guard enforce a lease end (GUARD_FIRED_EXIT)?  One that did
+ * exits as soon as the tree it killed is gone, which the caller saw:
+ * it is reaped here, waited for GUARD_FIRED_WAIT_MS at most. */
+static int
+guard_fired(struct child *ch)
+{
+	const struct timespec ms = { 0, 1000000 };
+	int64_t end = clock_ms() + GUARD_FIRED_WAIT_MS;
+	int st;
+
+	while (ch->guard > 0) {
+		pid_t p = waitpid(ch->guard, &st, WNOHANG);
+
+		if (p == ch->guard) {
+			ch->guard = 0;
+			ch->guard_status = st;
+		} else if (p < 0 || clock_ms() >= end)
+			return 0;
+		else
+			nanosleep(&ms, NULL);
+	}
+	return WIFEXITED(ch->guard_status) &&
+	    WEXITSTATUS(ch->guard_status) == GUARD_FIRED_EXIT;
+}
+
 /*
  * Wait for the command and the rest of its tree to end, forwarding
  * signals and enforcing the lease and --max-time.  Returns the
@@ -420,6 +450,16 @@ supervise(struct run *r)
 		forward_signals(r);
 	}
 	sig_catch_stops(0);
+	/* Killed by the guard at the lease's end, the run frozen past it
+	 * (SIGSTOP to the whole tree, a paused machine) and a renewal back
+	 * in time for main, not for the guard: lost, as lease_lost() says,
+	 * not a command that died of SIGKILL. */
+	if (done && r->held && !r->lost && WIFSIGNALED(status) &&
+	    WTERMSIG(status) == SIGKILL && guard_fired(&r->child)) {
+		log_error("lock '%s' lost (its lease ran out while the run was "
+		    "stopped); the guard stopped the command", r->cfg->name);
+		r->lost = 1;
+	}
 	return status;
 }
 
