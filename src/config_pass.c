@@ -20,17 +20,17 @@
  * --insecure has no variable, so that nothing in the environment turns
  * the checks of certificates off: a nested redlock is given it again. */
 static const struct pass {
-	int opt;
 	const char *var;
+	int opt;
 	int file;
 } pass[] = {
-	{ OPT_TLS, "REDLOCK_TLS", 0 },
-	{ OPT_CACERT, "REDLOCK_CACERT", 1 },
-	{ OPT_CACERTDIR, "REDLOCK_CACERTDIR", 1 },
-	{ OPT_CERT, "REDLOCK_TLS_CERT", 1 },
-	{ OPT_KEY, "REDLOCK_TLS_KEY", 1 },
-	{ OPT_SNI, "REDLOCK_SNI", 0 },
-	{ OPT_PASSWORD_FILE, "REDLOCK_PASSWORD_FILE", 1 },
+	{ "REDLOCK_TLS", OPT_TLS, 0 },
+	{ "REDLOCK_CACERT", OPT_CACERT, 1 },
+	{ "REDLOCK_CACERTDIR", OPT_CACERTDIR, 1 },
+	{ "REDLOCK_TLS_CERT", OPT_CERT, 1 },
+	{ "REDLOCK_TLS_KEY", OPT_KEY, 1 },
+	{ "REDLOCK_SNI", OPT_SNI, 0 },
+	{ "REDLOCK_PASSWORD_FILE", OPT_PASSWORD_FILE, 1 },
 };
 
 /* The value option o was given, or NULL when it was not given. */
