@@ -9,6 +9,7 @@
  * fence), and the lock's own pttl is that of its latest lease. */
 struct lock_view {
 	int answered;
+	char why[160];		/* not answered: why, without the server's name */
 	int held;
 	char token[72];		/* the value, as far as it fits */
 	char type[16];		/* not a string: the key's type ("list") */

@@ -228,9 +228,14 @@ servers_json(const struct lock *l, const struct lock_view *v)
 	for (int i = 0; i < l->n; i++) {
 		printf("%s{\"server\":", i ? "," : "");
 		print_json(l->conns[i].name, strlen(l->conns[i].name));
-		printf(",\"answered\":%s,\"held\":%s,\"ttl_ms\":%lld}",
+		printf(",\"answered\":%s,\"held\":%s,\"ttl_ms\":%lld",
 		    v[i].answered ? "true" : "false",
 		    v[i].held ? "true" : "false", v[i].pttl);
+		if (!v[i].answered && v[i].why[0] != '\0') {
+			fputs(",\"error\":", stdout);
+			print_json(v[i].why, strlen(v[i].why));
+		}
+		putchar('}');
 	}
 	putchar(']');
 }
@@ -272,9 +277,14 @@ status_show(const struct config *c, const struct lock *l)
 			duration_format(v[i].pttl, ttl, sizeof(ttl));
 			fputs("server:  ", stdout);
 			print_text(l->conns[i].name, strlen(l->conns[i].name));
-			printf(" %s\n", !v[i].answered ? "no answer" : !v[i].held ? "free" :
+			printf(" %s", !v[i].answered ? "no answer" : !v[i].held ? "free" :
 			    h != NULL && strcmp(v[i].token, h->token) == 0 ?
 			    ttl : "held by another token");
+			if (!v[i].answered && v[i].why[0] != '\0') {
+				fputs(": ", stdout);
+				print_text(v[i].why, strlen(v[i].why));
+			}
+			putchar('\n');
 		}
 	}
 	inspect_views_free(v, l->n);

@@ -416,9 +416,26 @@ assert_held_everywhere() {
 	stop_server q3
 	run -0 within 10000 redlock status "${QARGS[@]}" "$LOCK"
 	assert_line 'state:   held'
+	# The server that did not answer says why, as text and as JSON.
+	assert_line --regexp "^server:  .*q3.* no answer: no reply in time"
+	run -0 within 10000 redlock status --json "${QARGS[@]}" "$LOCK"
+	assert_output --regexp '"answered":false,"held":false,"ttl_ms":0,"error":"no reply in time[^"]*"'
 	cont_server q3
 	release_guarded h
 	assert_equal "$BG_STATUS" 0
+}
+
+@test "status over three servers, one of them refusing a password: that server says why" {
+	local pw=$BATS_TEST_TMPDIR/pw
+	use_servers 3
+	rcli_at q3 CONFIG SET requirepass Q3-pw >/dev/null
+	run -1 redlock status "${QARGS[@]}" "$LOCK"
+	assert_line --regexp "^server:  .*q3.* no answer: authentication required"
+	echo Q3-pw >"$pw"
+	run -1 redlock --password-file "$pw" status "${QARGS[@]}" "$LOCK"
+	refute_output --partial 'no answer'
+	rcli_at q3 -a Q3-pw --no-auth-warning CONFIG SET requirepass '' >/dev/null
+	assert_equal "$(rcli_at q3 PING)" PONG
 }
 
 @test "break over several servers removes the lock on all of them, the holder exits 75, then status says free and break exits 1" {
