@@ -483,7 +483,7 @@ static const struct {
 	{ "sh_renew_meta", "ea1f6c10496b68969d416be5b5dc8a0423d6a383" },
 	{ "sh_renew_set", "ffd6f69b74e6f2d5193e7fb19aa4572877c6ff67" },
 	{ "stop", "b2c816222dc35b1019715cff0b1c03c3f64d0908" },
-	{ "unqueue", "c549de787797f55f326eefe2d1c862ca42b2da79" },
+	{ "unqueue", "281feaa53628cf768a473653005d97afa4b0e291" },
 	{ "wake_push", "e34ebdebee4838b21808c5fae5f2a2e39e1e162b" },
 };
 

@@ -14,6 +14,7 @@
 -- Returns 1.
 --@include lib/now.lua
 --@include lib/holder_record.lua
+--@include lib/hold_parse.lua
 redis.call('ZREM', xwait, id)
 if redis.call('ZREM', waiting, id) == 1 and
     redis.call('EXISTS', waiting) == 0 then
@@ -21,19 +22,17 @@ if redis.call('ZREM', waiting, id) == 1 and
 end
 local m = claim == '1' and redis.call('GET', meta)
 if not m then return 1 end
-local f = holder_fields(m)
-if string.byte(m) ~= 0 then
-  if f[10] == id then
-    f[10], f[11], f[12] = '', '', ''
-    redis.call('SET', meta, holder_join(f), 'KEEPTTL')
-  end
-elseif f[4] == id then
-  local now, du = server_ms(), tonumber(f[3]) or 0
-  if du > now then
-    redis.call('SET', meta, holder_marker(du, '', 0, ''), 'PX',
-      string.format('%d', du - now))
-  else
-    redis.call('DEL', meta)
-  end
+local now = server_ms()
+local du, cl, _, _, lost = hold_parse(m, meta, now)
+if cl ~= id then return 1 end
+if lost then
+  local f = holder_fields(m)
+  f[10], f[11], f[12] = '', '', ''
+  redis.call('SET', meta, holder_join(f), 'KEEPTTL')
+elseif du > now then
+  redis.call('SET', meta, holder_marker(du, '', 0, ''), 'PX',
+    string.format('%d', du - now))
+else
+  redis.call('DEL', meta)
 end
 return 1
