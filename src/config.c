@@ -524,7 +524,7 @@ settle(struct config *c, struct parse *p)
 	if (config_env_password(p->password_file, p->password_who,
 	    &c->password_buf, &c->password, p->err, p->errlen) < 0)
 		return CONFIG_USAGE;
-	env = getenv("REDLOCK_URL");	/* the command's, else ours */
+	env = getenv("REDLOCK_URL");	/* ours and the command's, without -u */
 	if (c->verb == VERB_RUN && config_pass_env(c, p->seen,
 	    p->nurls > 0 ? p->urls : &env, p->nurls > 0 ? p->nurls : env != NULL,
 	    p->password_file, &c->pass_env) < 0)

@@ -224,19 +224,6 @@ inspect_by_key(const struct lock *l, int i, struct lock_view *v, int remove,
  * too, whoever holds it (every shared holder).  Returns how many
  * servers answered.  Free v with inspect_views_free().
  */
-/* Why a server's reply r was no view, into v->why: its error reply, or
- * the reason its request failed, without the server's name. */
-static void
-view_why(struct lock_view *v, const struct conn_req *r)
-{
-	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
-		snprintf(v->why, sizeof(v->why), "%s", r->reply->str);
-	else if (r->reply != NULL)
-		snprintf(v->why, sizeof(v->why), "unexpected reply");
-	else
-		snprintf(v->why, sizeof(v->why), "%s", r->err + r->reason);
-}
-
 int
 inspect_lock(const struct lock *l, struct lock_view *v, int remove,
     struct lock_outcome *o)
@@ -261,7 +248,7 @@ inspect_lock(const struct lock *l, struct lock_view *v, int remove,
 		p = split[i] ? NULL : quorum_array(&l->conns[i], &r[i], 0,
 		    o->err, sizeof(o->err));
 		if (p == NULL) {
-			view_why(&v[i], &r[i]);
+			quorum_why(&r[i], v[i].why, sizeof(v[i].why));
 			continue;
 		}
 		v[i].answered = 1;

@@ -60,6 +60,20 @@ quorum_note(const struct conn *c, const struct conn_req *r, char *err,
 		snprintf(err, errlen, "%s", r->err);
 }
 
+/* Why a request r gave no usable reply, as quorum_note() says it but
+ * without the server's name (status names it beside): its error reply,
+ * or why the request failed. */
+void
+quorum_why(const struct conn_req *r, char *why, size_t len)
+{
+	if (r->reply != NULL && r->reply->type == REDIS_REPLY_ERROR)
+		snprintf(why, len, "%s", r->reply->str);
+	else if (r->reply != NULL)
+		snprintf(why, len, "unexpected reply");
+	else
+		snprintf(why, len, "%s", r->err + r->reason);
+}
+
 /*
  * Server c's reply r if it is an array of n elements (n 0: of any
  * length), else NULL; a reply of another shape is noted in err as

@@ -42,6 +42,7 @@ int quorum_exec(struct conn *conns, int n, struct args *a,
 int quorum_distinct(struct conn *conns, int n, char *err, size_t errlen);
 void quorum_note(const struct conn *c, const struct conn_req *r, char *err,
     size_t errlen);
+void quorum_why(const struct conn_req *r, char *why, size_t len);
 const redisReply *quorum_array(const struct conn *c, const struct conn_req *r,
     size_t n, char *err, size_t errlen);
 

@@ -2,8 +2,9 @@
  * url_redact.c - what of a URL may be shown or passed on: a URL for an
  * error message without what may be a password (url_redact()), and a
  * list of URLs for the command's environment without the passwords
- * (url_list_drop_passwords(), url_list_env()).  Text only: nothing here parses a URL
- * the way url.c does, since what they are given may not parse at all.
+ * (url_list_drop_passwords(), url_list_env()).  Text only: nothing here
+ * parses a URL the way url.c does, since what they are given may not
+ * parse at all.
  */
 #include "url.h"
 
