@@ -565,6 +565,7 @@ config_parse(struct config *c, int argc, char **argv, char *err,
 
 	memset(c, 0, sizeof(*c));
 	c->ttl = DEFAULT_TTL;
+	c->started = clock_ms();
 	c->wait = -1;
 	c->kill_after = -1;
 	c->max_time = -1;

@@ -43,6 +43,8 @@ struct config {
 	struct tls_opts tls_opts;
 	int64_t ttl;
 	int64_t wait;		/* -1: forever */
+	int64_t started;	/* clock_ms() at config_parse(): -w counts
+				 * from here, the servers' set-up included */
 	int64_t kill_after;	/* -1: derived from the TTL */
 	int64_t min_hold;
 	int64_t max_time;	/* -1: none */

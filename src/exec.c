@@ -415,6 +415,11 @@ slots_poll_set(struct conn *c, struct slot *s, int n, int intr_fd,
 	return k;
 }
 
+/* While settled() has replies to judge, it is asked again at least this
+ * often, so that it may decide by the time as well (quorum_distinct()
+ * waits for the slowest server only so long after a majority). */
+#define CONN_SETTLE_POLL_MS 5
+
 /*
  * As conn_exec(), but stop waiting for the rest once settled(r, n)
  * says the replies in hand decide the matter; the connections still
@@ -445,8 +450,12 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 
 		if (left <= 0)
 			break;
+		if (left > 1000)
+			left = 1000;
+		if (settled != NULL && busy < n && left > CONN_SETTLE_POLL_MS)
+			left = CONN_SETTLE_POLL_MS;
 		k = slots_poll_set(c, s, n, intr_fd, pfd, idx, &now);
-		rc = poll(pfd, (nfds_t)k, now ? 0 : left > 1000 ? 1000 : (int)left);
+		rc = poll(pfd, (nfds_t)k, now ? 0 : (int)left);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (intr_fd >= 0 && (pfd[k - 1].revents & POLLIN)) {

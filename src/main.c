@@ -253,7 +253,7 @@ dispatch(const struct config *cfg, int *die_by)
 		lock_setup(&lock, &policy, holder_of(cfg, &meta));
 		code = cfg->verb != VERB_RUN ? verbs_run(cfg, &lock, die_by) :
 		    cfg->respawn ? respawn_run(cfg, &lock, die_by) :
-		    run_command(cfg, &lock, cfg->replace,
+		    run_command(cfg, &lock, cfg->replace, cfg->started,
 		    &(struct grant){ .fence = 0 }, die_by);
 	}
 	lock_free(&lock);

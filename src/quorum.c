@@ -20,6 +20,12 @@
  * this is not checked (a stopped server must not cost a second before
  * the lock operation's own timeout). */
 #define QUORUM_DISTINCT_TIMEOUT_MS 250
+/* Once a majority has told theirs, how long the rest still have: this,
+ * or as long again as the majority took if that is longer.  Two URLs
+ * of one server answer together, so the check loses nothing, and a
+ * stopped minority delays an attempt (and -n) by this, not by the
+ * whole timeout. */
+#define QUORUM_DISTINCT_GRACE_MS 20
 
 /*
  * The verdict of n servers of which `yes` agreed and `answered` (yes
@@ -136,6 +142,32 @@ run_id_of(const redisReply *p, char *id, size_t len)
 	snprintf(id, len, "%.*s", (int)strcspn(s, "\r\n"), s);
 }
 
+/* The run id round's clock (quorum_distinct() runs on the main thread
+ * alone, before anything else is started): when it began, and when a
+ * majority had answered (0: not yet). */
+static int64_t distinct_began, distinct_majority;
+
+/* conn_exec_until()'s question for the run id round: have all answered,
+ * or a majority and the grace after it (QUORUM_DISTINCT_GRACE_MS) run
+ * out? */
+static int
+distinct_settled(const struct conn_req *r, int n)
+{
+	int64_t now = clock_ms(), grace;
+	int got = 0;
+
+	for (int i = 0; i < n; i++)
+		got += r[i].reply != NULL;
+	if (got < n / 2 + 1)
+		return 0;
+	if (distinct_majority == 0)
+		distinct_majority = now;
+	grace = distinct_majority - distinct_began;
+	if (grace < QUORUM_DISTINCT_GRACE_MS)
+		grace = QUORUM_DISTINCT_GRACE_MS;
+	return got == n || now - distinct_majority >= grace;
+}
+
 /*
  * Several URLs must be several servers: a majority of the same server
  * twice is no majority.  Several nodes of one Redis Cluster are one
@@ -144,8 +176,8 @@ run_id_of(const redisReply *p, char *id, size_t len)
  * (route_merge()).  Asks every server its run id (INFO server, one
  * round, only with several URLs; a second round only for cluster
  * nodes).  Returns how many servers conns[0..) holds now, or -1 with
- * the two servers named in err; servers that do not answer are left to
- * the operation that follows.
+ * the two servers named in err; servers that do not answer in time
+ * (distinct_settled()) are left to the operation that follows.
  */
 int
 quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
@@ -162,7 +194,10 @@ quorum_distinct(struct conn *conns, int n, char *err, size_t errlen)
 		r[i].argv = a.argv;
 		r[i].argvlen = a.len;
 	}
-	route_exec(conns, r, n, clock_ms() + QUORUM_DISTINCT_TIMEOUT_MS, -1);
+	distinct_began = clock_ms();
+	distinct_majority = 0;
+	route_exec_until(conns, r, n, distinct_began +
+	    QUORUM_DISTINCT_TIMEOUT_MS, -1, distinct_settled, 0);
 	for (int i = 0; i < n; i++)
 		run_id_of(r[i].reply, id[i], sizeof(id[i]));
 	for (int i = 0; i < n && rc == 0; i++)

@@ -103,7 +103,8 @@ rounds(const struct config *c, const struct lock *l, int *die_by)
 
 		/* --replace takes NAME over once: later rounds are a
 		 * standby's. */
-		code = run_command(c, l, round == 0 && c->replace, &g, die_by);
+		code = run_command(c, l, round == 0 && c->replace,
+		    round == 0 ? c->started : 0, &g, die_by);
 		if (asked_to_end(ended, *die_by) ||
 		    (code > EXIT_SIGNAL_BASE && g.fence == 0 && *die_by > 0))
 			return code;

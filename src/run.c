@@ -171,13 +171,13 @@ run_guard_meanwhile(void *r)
 	supervise_guard_early(r);
 }
 
-/* Acquire: wait for the lock as -w allows (wait.c), claiming NAME when
- * claim is set (--replace), into r's grant, each round told to
- * run_waiting().  Returns the wait's result, *o what its last attempt
- * learned. */
+/* Acquire: wait for the lock as q asks (wait.c), into r's grant, each
+ * round told to run_waiting().  Returns the wait's result, *o what its
+ * last attempt learned. */
 static enum lock_result
-phase_acquire(const struct config *c, const struct lock *l, int claim,
-    struct run *r, struct monitor *mon, struct lock_outcome *o)
+phase_acquire(const struct config *c, const struct lock *l,
+    struct wait_req *q, struct run *r, struct monitor *mon,
+    struct lock_outcome *o)
 {
 	struct run_wait w = { mon, r };
 	struct wait_report report = { run_waiting, &w };
@@ -185,8 +185,8 @@ phase_acquire(const struct config *c, const struct lock *l, int claim,
 	enum lock_result res;
 
 	conn_exec_meanwhile(run_guard_meanwhile, r);
-	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
-	    .claim = claim, .intr_fd = sig_fd(), .report = &report }, g, o);
+	q->report = &report;
+	res = wait_acquire(l, q, g, o);
 	conn_exec_meanwhile(NULL, NULL);
 	if (res == LOCK_HELD || res == LOCK_REENTRANT)
 		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
@@ -286,7 +286,8 @@ phase_release(struct run *r, struct monitor *mon, int code, int die_by,
 
 /*
  * The run form, phase by phase: acquire (claiming NAME when claim is
- * set: --replace), the --once-per check, start, supervise, release,
+ * set: --replace; -w counting from wait_since, see struct wait_req), the
+ * --once-per check, start, supervise, release,
  * and the report (monitor.c, which each phase tells), into the
  * caller's grant g (fresh: zeroed; a fence of 0 after it returns says
  * that the lock was never held).  Returns the exit status; *die_by is
@@ -296,7 +297,7 @@ phase_release(struct run *r, struct monitor *mon, int code, int die_by,
  */
 int
 run_command(const struct config *c, const struct lock *l, int claim,
-    struct grant *g, int *die_by)
+    int64_t wait_since, struct grant *g, int *die_by)
 {
 	struct lock_outcome o = { 0 };
 	enum lock_result res;
@@ -308,7 +309,9 @@ run_command(const struct config *c, const struct lock *l, int claim,
 	*die_by = 0;
 	monitor_begin(&mon, c, l, g);
 	supervise_init(&r, c, l, g);
-	res = phase_acquire(c, l, claim, &r, &mon, &o);
+	res = phase_acquire(c, l, &(struct wait_req){ .wait = c->wait,
+	    .since = wait_since, .claim = claim, .intr_fd = sig_fd() }, &r,
+	    &mon, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT) {
 		supervise_stand_down(&r);
 		return monitor_refused(&mon, res,

@@ -7,6 +7,6 @@
 
 void run_holder(const struct config *c, struct lock_meta *m);
 int run_command(const struct config *c, const struct lock *l, int claim,
-    struct grant *g, int *die_by);
+    int64_t wait_since, struct grant *g, int *die_by);
 
 #endif

@@ -84,7 +84,8 @@ verb_acquire(const struct config *c, const struct lock *l, int *die_by)
 	int others;
 
 	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
-	    .claim = c->replace, .intr_fd = sig_fd() }, &g, &o);
+	    .since = c->started, .claim = c->replace, .intr_fd = sig_fd() },
+	    &g, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT)
 		return refused_report(c, l, res, &o, die_by);
 	if (acquire_output(c, l, &g) == 0) {
