@@ -313,16 +313,13 @@ options(struct config *c, struct parse *p, int argc, char **argv,
 	return CONFIG_OK;
 }
 
-/* config_env_options() calls this for each variable set; that of an
- * option this form does not take is left alone. */
+/* config_env_options() calls this for each variable set of an option
+ * this form takes. */
 static int
 env_apply(void *arg, int code, const char *value, const char *var)
 {
 	struct apply *a = arg;
-	const struct config_opt *o = config_opt_of(code);
 
-	if (o != NULL && o->forms != 0 && !(o->forms & CONFIG_FOR(a->c->verb)))
-		return CONFIG_OK;
 	return option(a->c, a->p, code, value, var);
 }
 
@@ -504,8 +501,8 @@ settle(struct config *c, struct parse *p)
 	const char *env;
 	int rc;
 
-	rc = config_env_options(p->seen, env_apply, &(struct apply){ c, p },
-	    p->err, p->errlen);
+	rc = config_env_options(p->seen, CONFIG_FOR(c->verb), env_apply,
+	    &(struct apply){ c, p }, p->err, p->errlen);
 	if (rc != CONFIG_OK)
 		return rc;
 	if (c->verb == VERB_RUN && (rc = check_run(c, p)) != CONFIG_OK)

@@ -24,19 +24,23 @@ extern char **environ;
  * The variable of row o of config_opts[] into var, or 0 if it has none:
  * REDLOCK_ + the long name in capitals with '-' as '_' (--kill-after:
  * REDLOCK_KILL_AFTER), unless the row names another ("": none).  An
- * option without a value has none unless its row names one, and an
- * alias (a later row with the same code) has none.
+ * option without a value has none unless its row names one.  An alias
+ * (a later row with the same code) of an option with a value has one of
+ * its own name, since every long name has one (--timeout:
+ * REDLOCK_TIMEOUT); others have none.
  */
 static int
 env_var(const struct config_opt *o, char *var, size_t len)
 {
-	if (o->name == NULL || config_opt_of(o->code) != o)
+	const struct config_opt *m = config_opt_of(o->code);
+
+	if (o->name == NULL || m == NULL || (m != o && m->var != NULL))
 		return 0;
 	if (o->var != NULL) {
 		fmt_cat(var, len, o->var, (char *)NULL);
 		return o->var[0] != '\0';
 	}
-	if (!config_opt_has_value(o))
+	if (!config_opt_has_value(m))
 		return 0;
 	fmt_cat(var, len, "REDLOCK_", o->name, (char *)NULL);
 	for (char *v = var + strlen("REDLOCK_"); *v != '\0'; v++)
@@ -84,16 +88,17 @@ env_of(const char *const *ours, int n, const char *var)
 
 /*
  * Apply the options of config_opts[] (config_opts.c) that are not
- * marked in seen[code] (given on the command line,
- * which wins) from their variables, through apply().  An empty variable
+ * marked in seen[code] (given on the command line, which wins) and that
+ * the forms (CONFIG_FOR()) take, from their variables, through apply();
+ * the variables of the rest are left alone, bad values included.  An empty variable
  * counts as unset, except REDLOCK_PREFIX, where it is the empty prefix.
  * A variable of an option without a value says 1, yes, true or on, or
  * 0, no, false or off (any case).  Returns 0, or
  * the first error: apply()'s, or CONFIG_USAGE naming the variable.
  */
 int
-config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
-    void *arg, char *err, size_t errlen)
+config_env_options(const unsigned char *seen, unsigned forms,
+    config_env_apply_fn *apply, void *arg, char *err, size_t errlen)
 {
 	const char *ours[ENV_OURS_MAX];
 	int n = 0;
@@ -111,15 +116,22 @@ config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
 	if (n == 0)
 		return 0;
 	for (const struct config_opt *o = config_opts; o->code != 0; o++) {
-		char var[64];
-		const char *v;
+		const struct config_opt *m = config_opt_of(o->code);
+		char var[64], main_var[64];
+		const char *v, *w;
 		int rc = 0, on;
 
-		if (seen[o->code] || !env_var(o, var, sizeof(var)) ||
+		if (m == NULL || seen[o->code] ||
+		    (m->forms != 0 && !(m->forms & forms)) ||
+		    !env_var(o, var, sizeof(var)) ||
 		    (v = env_of(ours, n, var)) == NULL ||
 		    (v[0] == '\0' && strcmp(var, "REDLOCK_PREFIX") != 0))
 			continue;
-		if (config_opt_has_value(o))
+		/* An alias's variable gives way to the option's own. */
+		if (m != o && env_var(m, main_var, sizeof(main_var)) &&
+		    (w = env_of(ours, n, main_var)) != NULL && w[0] != '\0')
+			continue;
+		if (config_opt_has_value(m))
 			rc = apply(arg, o->code, v, var);
 		else if ((on = env_bool(v)) < 0) {
 			snprintf(err, errlen, "invalid value for %s: '%s' "

@@ -16,8 +16,8 @@ typedef int config_env_apply_fn(void *arg, int code, const char *value,
 /* The longest first line of a password file. */
 #define CONFIG_ENV_PASSWORD_MAX 4096
 
-int config_env_options(const unsigned char *seen, config_env_apply_fn *apply,
-    void *arg, char *err, size_t errlen);
+int config_env_options(const unsigned char *seen, unsigned forms,
+    config_env_apply_fn *apply, void *arg, char *err, size_t errlen);
 int config_env_urls(char *list, const char **urls, int max);
 int config_env_password(const char *file, const char *who, char **buf,
     const char **password, char *err, size_t errlen);

@@ -75,6 +75,15 @@ assert_no_contact() {
 	REDLOCK_SKIP_ALERT=3 run -0 redlock list
 	REDLOCK_ONCE_PER=1d run -0 redlock acquire -s -t 5s name
 	REDLOCK_LOCK_DELAY=1s REDLOCK_REPLACE=1 run -0 redlock release name "$output"
+	# Bad values too: a variable a form does not take is not read.
+	REDLOCK_RESPAWN=maybe REDLOCK_STORE_ARGS=maybe run -0 redlock acquire \
+	    -t 5s name
+	local tok=$output
+	REDLOCK_RECORD=maybe REDLOCK_FAIR=maybe REDLOCK_REPLACE=maybe \
+	    run -0 redlock status name
+	REDLOCK_RECORD=maybe run -0 redlock release name "$tok"
+	REDLOCK_RECORD=maybe run -64 --separate-stderr redlock name true
+	assert_regex "$stderr" "^redlock: invalid value for REDLOCK_RECORD: 'maybe'"
 }
 
 @test "-h prints the same help as --help" {

@@ -181,6 +181,22 @@ assert_env_urls() {
 	assert_env_urls
 }
 
+# _arguments passes its own flags (-J GROUP, ...) before the action's
+# words, so -z may come anywhere among the arguments.
+@test "zsh offers 0 for the durations that allow it (-w), called as _arguments calls it, and not for -t" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	run zsh -fc '
+		compdef() { :; }; _arguments() { :; }
+		source "$1" >/dev/null 2>&1
+		_wanted() { local a=${@[-1]}; print -l -- ${(P)a}; }
+		print -- "-w:"; _redlock_durations -J -default- -z
+		print -- "-t:"; _redlock_durations -J -default-' zsh \
+	    "$REPO/completions/_redlock"
+	assert_success
+	assert_equal "$(sed -n '/^-w:/,/^-t:/p' <<<"$output" | grep -cx 0)" 1
+	assert_equal "$(sed -n '/^-t:/,$p' <<<"$output" | grep -cx 0)" 0
+}
+
 @test "the bash completion passes shellcheck" {
 	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
 	run shellcheck "$REPO/completions/redlock.bash"

@@ -268,6 +268,16 @@ AUTH_CHECK='redis-cli -s "$1" --no-auth-warning -a "$2" EXISTS "$REDLOCK_KEY"'
 	t1=$(now_ms)
 	assert [ $((t1 - t0)) -ge 250 ]
 	REDLOCK_WAIT=5s run -1 redlock -n job true
+	# --timeout is a long name of -w: REDLOCK_TIMEOUT, unless
+	# REDLOCK_WAIT is set too (redlock(1), ENVIRONMENT).
+	t0=$(now_ms)
+	REDLOCK_TIMEOUT=300ms run -1 redlock job true
+	t1=$(now_ms)
+	assert [ $((t1 - t0)) -ge 250 ]
+	REDLOCK_TIMEOUT=0 REDLOCK_CONFLICT_EXIT_CODE=7 run -7 redlock job true
+	REDLOCK_TIMEOUT=soon REDLOCK_WAIT=0 run -1 redlock job true
+	REDLOCK_TIMEOUT=soon run -64 --separate-stderr redlock job true
+	assert_regex "$stderr" "REDLOCK_TIMEOUT"
 	release_lock h
 	REDLOCK_MAX_TIME=200ms run -124 redlock job sleep 5
 	REDLOCK_ON_LOST=kill REDLOCK_KILL_AFTER=0 REDLOCK_MIN_HOLD=0 run -0 redlock job true
