@@ -457,6 +457,8 @@ check_verb_options(const struct config *c, struct parse *p)
 			    option_name(o->code, name, sizeof(name)),
 			    config_forms_words(o->forms), config_verbs[c->verb]);
 	}
+	if (c->prom && c->json)
+		return bad(p, "%s", "--prom and --json are two formats: give one");
 	return CONFIG_OK;
 }
 

@@ -86,6 +86,11 @@ assert_no_contact() {
 	assert_regex "$stderr" "^redlock: invalid value for REDLOCK_RECORD: 'maybe'"
 }
 
+@test "runs --prom --json is a usage error: two formats at once" {
+	run -64 --separate-stderr redlock runs --prom --json
+	assert_regex "$stderr" "^redlock: --prom and --json are two formats"
+}
+
 @test "-h prints the same help as --help" {
 	run -0 redlock --help
 	local long=$output
