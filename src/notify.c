@@ -21,6 +21,7 @@
  */
 #include "notify.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ static struct {
 	socklen_t addrlen;
 	int64_t extend_at, holder_at;	/* clock_ms() of the next ones */
 	int ready, stopping;		/* READY=1, STOPPING=1 were sent */
+	int warned;			/* a send failed, and we said so */
 	char status[NOTIFY_MSG_MAX];	/* the last STATUS= sent */
 } notify = { .fd = -1 };
 
@@ -87,13 +89,20 @@ notify_init(void)
 	unsetenv("NOTIFY_SOCKET");
 }
 
-/* Send one datagram of newline-separated assignments; systemd's answer
- * to a failure would be its own timeout, so failures are not reported. */
+/* Send one datagram of newline-separated assignments, never waiting: a
+ * listener that does not read (its queue full) must not hold up the
+ * run, its renewals or its signals.  The first failure is one warning;
+ * the rest are dropped as quietly. */
 static void
 notify_send(const char *msg)
 {
-	(void)sendto(notify.fd, msg, strlen(msg), MSG_NOSIGNAL,
-	    (const struct sockaddr *)&notify.addr, notify.addrlen);
+	if (sendto(notify.fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT,
+	    (const struct sockaddr *)&notify.addr, notify.addrlen) >= 0 ||
+	    notify.warned)
+		return;
+	notify.warned = 1;
+	log_error("cannot notify systemd through NOTIFY_SOCKET: %s",
+	    strerror(errno));
 }
 
 /* " user@host pid N since TIME" of a holder's record, escaped. */

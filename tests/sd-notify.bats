@@ -183,6 +183,19 @@ _sent() { notes_of "$1" | grep -qF -- "$2"; }
 	assert_regex "$stderr" 'redlock: not notifying systemd: cannot use NOTIFY_SOCKET'
 }
 
+# redlock(1), "Under systemd": a notification never holds the run up.
+@test "a listener that does not read (its queue full) holds nothing up: the lock is renewed, the command's status comes back, one warning" {
+	local s=$BATS_TEST_TMPDIR/stuck.sock
+	bg_start stuck "$TESTS_DIR/notify_listener.py" "$s" "$BATS_TEST_TMPDIR/stuck" --stuck
+	wait_for_file "$BATS_TEST_TMPDIR/stuck.ready"
+	run -0 --separate-stderr timeout 20 env NOTIFY_SOCKET="$s" "$RL" -t 1s \
+		name sh -c 'sleep 1.5; exit 0'
+	assert_equal "$(grep -c 'cannot notify systemd' <<<"$stderr")" 1
+	# Waiting too: -w ends the wait on time.
+	run -0 redlock acquire -t 30s name
+	run -1 timeout 20 env NOTIFY_SOCKET="$s" "$RL" -q -w 300ms name true
+}
+
 @test "the shipped timer and service pass systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
 	local d=$BATS_TEST_TMPDIR/units u
