@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,22 +427,24 @@ render(struct prom_buf *b, const struct owner *w, const struct state *s)
 	}
 }
 
-/* Take the directory's lock within patience_ms; returns its descriptor
- * (locked, *locked 1, or after the wait not, *locked 0), or -1 when DIR
- * cannot be opened. */
+/* Take the directory's lock within patience_ms, or until redlock is to
+ * end (see metrics_write()); returns its descriptor (locked, *locked 1,
+ * or after the wait not, *locked 0), or -1 when DIR cannot be opened. */
 static int
-lock_dir(const char *dir, int64_t patience_ms, int *locked)
+lock_dir(const char *dir, int64_t patience_ms, const struct metrics_intr *in,
+    int *locked)
 {
 	int64_t until = clock_ms() + patience_ms;
-	struct timespec step = { 0, METRICS_LOCK_STEP_MS * 1000000L };
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+	struct pollfd p = { .fd = in != NULL ? in->fd : -1, .events = POLLIN };
 
 	*locked = 0;
 	if (fd < 0)
 		return -1;
 	while (!(*locked = flock(fd, LOCK_EX | LOCK_NB) == 0) &&
 	    errno == EWOULDBLOCK && clock_ms() < until)
-		nanosleep(&step, NULL);
+		if (poll(&p, 1, METRICS_LOCK_STEP_MS) > 0 && in->ends() != 0)
+			break;
 	return fd;
 }
 
@@ -504,13 +507,16 @@ replace(const char *path, const char *p, size_t n)
 
 /*
  * Record event e in the file of c's lock in c->metrics_dir, waiting at
- * most patience_ms for the other writers of the directory.  Returns 0,
+ * most patience_ms for the other writers of the directory, and no longer
+ * once in (NULL: none) says that redlock is to end: its fd readable and
+ * its ends() nonzero.  Returns 0,
  * or -1 with the reason in err (the caller warns: a metrics failure
  * changes nothing else).
  */
 int
 metrics_write(const struct config *c, const struct metrics_event *e,
-    int64_t patience_ms, char *err, size_t errlen)
+    int64_t patience_ms, const struct metrics_intr *in, char *err,
+    size_t errlen)
 {
 	char file[METRICS_PLAIN_MAX + METRICS_ID_HEX + 16], servers[4096];
 	char *path = NULL;
@@ -528,7 +534,7 @@ metrics_write(const struct config *c, const struct metrics_event *e,
 		return -1;
 	}
 	sprintf(path, "%s/%s", c->metrics_dir, file);
-	if ((dfd = lock_dir(c->metrics_dir, patience_ms, &locked)) < 0) {
+	if ((dfd = lock_dir(c->metrics_dir, patience_ms, in, &locked)) < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		free(path);
 		return -1;

@@ -18,7 +18,15 @@ struct metrics_event {
 	int64_t run_ms, wait_ms;
 };
 
+/* What ends a wait for the directory: fd readable, and then ends()
+ * nonzero (redlock is to end: a signal that asks it to). */
+struct metrics_intr {
+	int fd;
+	int (*ends)(void);
+};
+
 int metrics_write(const struct config *c, const struct metrics_event *e,
-    int64_t patience_ms, char *err, size_t errlen);
+    int64_t patience_ms, const struct metrics_intr *in, char *err,
+    size_t errlen);
 
 #endif

@@ -37,6 +37,7 @@
 #include "outcome.h"
 #include "print.h"
 #include "record.h"
+#include "sig.h"
 
 /* How long a metrics write waits for the other writers of the
  * directory on this host.  While the command starts: briefly, since a
@@ -67,15 +68,20 @@ monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
 	}
 }
 
-/* Write the metrics event e; a failure is one warning a run. */
+/* Write the metrics event e, waiting at most patience ms for the
+ * directory, and with ends no longer than a signal that asks redlock to
+ * end; a failure is one warning a run. */
 static void
-metrics(struct monitor *m, const struct metrics_event *e, int64_t patience)
+metrics(struct monitor *m, const struct metrics_event *e, int64_t patience,
+    int ends)
 {
+	const struct metrics_intr in = { sig_fd(), sig_keep_end };
 	const struct config *c = m->cfg;
 	char err[256];
 
 	if (c->metrics_dir == NULL || m->inner ||
-	    metrics_write(c, e, patience, err, sizeof(err)) == 0 ||
+	    metrics_write(c, e, patience, ends ? &in : NULL, err,
+	    sizeof(err)) == 0 ||
 	    m->warned)
 		return;
 	m->warned = 1;
@@ -157,16 +163,16 @@ monitor_started(struct monitor *m, int code)
 		return;
 	}
 	e.start_ms = m->start_wall;
-	metrics(m, &e, MONITOR_START_PATIENCE_MS);
+	metrics(m, &e, MONITOR_START_PATIENCE_MS, 0);
 	notify_running(m->lock);
 }
 
 /*
  * The end of every invocation: metrics, the run record, the hooks.
  * Returns the exit status of the run form: code, unless a signal asked
- * redlock to end while it waited for a hook (the lock already
- * released): then 128+N, *die_by being that signal, as for a signal
- * while it waits for the lock.
+ * redlock to end while it wrote the metrics or the record or waited for
+ * a hook (the lock already released): then 128+N, *die_by being that
+ * signal, as for a signal while it waits for the lock.
  */
 static int
 ended(struct monitor *m, enum outcome o, int code, int *die_by)
@@ -183,7 +189,7 @@ ended(struct monitor *m, enum outcome o, int code, int *die_by)
 	    e.wait_ms, m->grant->fence };
 	char err[384];
 
-	metrics(m, &e, MONITOR_END_PATIENCE_MS);
+	metrics(m, &e, MONITOR_END_PATIENCE_MS, 1);
 	if (c->record && m->acquired && !m->inner &&
 	    record_run(m->lock, &run, err, sizeof(err)) < 0)
 		log_error("cannot keep the run record of lock '%s': %s",
@@ -194,6 +200,9 @@ ended(struct monitor *m, enum outcome o, int code, int *die_by)
 	    hooks_wait(&m->start_fd, c->hook_timeout);
 	if (c->on_exit != NULL)
 		hook(m, c->on_exit, outcome_word(o), code);
+	/* One that came while the metrics or the record were written. */
+	if (m->end_signal == 0)
+		m->end_signal = sig_drain();
 	if (m->end_signal == 0)
 		return code;
 	*die_by = m->end_signal;

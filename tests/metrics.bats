@@ -473,6 +473,25 @@ file_whole() {
 	[[ $(grep -c . "$d/r.err") == 1 ]] || fail "not one warning: $(bg_err r)"
 }
 
+# redlock-monitoring(7): nothing a metrics write does keeps a signal from
+# ending redlock.  The end's write waits up to 5 s for another writer of
+# the directory; a SIGTERM then was lost (exit 0 after the wait).
+@test "SIGTERM while the end of a run waits for another writer of the metrics directory ends redlock at once: 143" {
+	local d=$BATS_TEST_TMPDIR
+	bg_start dirlock flock "$MDIR" sh -c ': >"$1"; exec sleep 60' sh "$d/dirlocked"
+	wait_for_file "$d/dirlocked"
+	bg_start r "$RL" --metrics-dir "$MDIR" job sh -c ': >"$1"' sh "$d/ran"
+	wait_for_file "$d/ran" 20
+	# Released: redlock is at the end's metrics write, or about to be.
+	wait_for_no_key redlock:job 20
+	local t0
+	t0=$(now_ms)
+	kill -TERM "$BG_PID"
+	bg_wait r 15 || fail "SIGTERM did not end redlock: $(bg_err r)"
+	assert_equal "$BG_STATUS" 143
+	(($(now_ms) - t0 < $(scale_ms 3000))) || fail "took $(($(now_ms) - t0)) ms"
+}
+
 @test "the same NAME under another prefix or on another server has a file and series of its own" {
 	local other
 	start_redis other
