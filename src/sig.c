@@ -28,9 +28,13 @@ static int pipe_fd[2] = { -1, -1 };
 static unsigned closed_std;
 
 /* Signals handled: forwarded to the command, and SIGCHLD, on which
- * supervision looks at the command. */
+ * supervision looks at the command.  Beside the six of redlock(1) every
+ * other signal whose default ends a process and that can be caught, so
+ * that none ends a wait without taking back what it left in Redis
+ * (timeout -s ALRM, a CPU or file size limit). */
 static const int handled[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD,
+	SIGALRM, SIGVTALRM, SIGPROF, SIGPWR, SIGXCPU, SIGXFSZ
 };
 
 /* The job-control stops that sig_catch_stops() catches while the
@@ -90,6 +94,16 @@ int
 sig_std_was_closed(int fd)
 {
 	return fd >= 0 && fd < 3 && (closed_std & (1u << fd)) != 0;
+}
+
+/* Is sig one of handled[]? */
+static int
+sig_handled(int sig)
+{
+	for (size_t i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		if (handled[i] == sig)
+			return 1;
+	return 0;
 }
 
 /* Was sig ignored when we started? */
@@ -194,12 +208,13 @@ sig_next(void)
 }
 
 /* Does sig ask redlock to end, when no command runs to take it: SIGINT,
- * SIGTERM, SIGHUP or SIGQUIT? */
+ * SIGTERM, SIGHUP, SIGQUIT, or one of the others of handled[] but
+ * SIGUSR1 and SIGUSR2 (which are for the command)? */
 int
 sig_asks_end(int sig)
 {
-	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
-	    sig == SIGQUIT;
+	return sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGCHLD &&
+	    sig != SIG_EVENT && sig_handled(sig);
 }
 
 /*

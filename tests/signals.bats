@@ -158,3 +158,15 @@ signal_waiter() {
 @test "SIGUSR1 while waiting (no --respawn) exits 138 and leaves nothing in Redis, as the man page says of any signal then" {
 	signal_waiter USR1 138
 }
+
+# Not only the six that redlock(1) forwards: any signal that would end
+# it (timeout -s ALRM, a CPU limit) takes back what the wait left.
+@test "SIGALRM and SIGXCPU while waiting exit 142 and 152 and leave nothing in Redis" {
+	signal_waiter ALRM 142
+	signal_waiter XCPU 152
+}
+
+@test "SIGALRM while the command runs is passed on to it, and the lock is released" {
+	run -142 redlock name sh -c 'kill -ALRM "$PPID"; sleep 5; exit 3'
+	assert key_absent redlock:name
+}
