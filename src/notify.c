@@ -56,6 +56,7 @@ static struct {
 	int ready, stopping;		/* READY=1, STOPPING=1 were sent */
 	int warned;			/* a send failed, and we said so */
 	char status[NOTIFY_MSG_MAX];	/* the last STATUS= sent */
+	char holder[NOTIFY_MSG_MAX / 2];	/* holder_status()'s last */
 } notify = { .fd = -1 };
 
 /*
@@ -180,15 +181,19 @@ notify_waiting(const struct lock *l, enum lock_result res,
 		return;
 	now = clock_ms();
 	if (res != LOCK_BUSY || now >= notify.holder_at || o->fair_pos > 0) {
-		if (res == LOCK_BUSY && o->fair_pos > 0)
-			/* --fair: the place in the queue, which changes as
-			 * the waiters ahead are served. */
-			snprintf(why, sizeof(why), ": position %d in the queue",
-			    o->fair_pos);
-		else if (res == LOCK_BUSY) {
-			holder_status(l, why, sizeof(why));
+		if (res == LOCK_BUSY && now >= notify.holder_at) {
+			holder_status(l, notify.holder, sizeof(notify.holder));
 			notify.holder_at = now + NOTIFY_HOLDER_EVERY_MS;
-		} else
+		}
+		if (res == LOCK_BUSY && o->fair_pos > 0)
+			/* --fair: the holder, and the place in the queue,
+			 * which changes as the waiters ahead are served. */
+			snprintf(why, sizeof(why), "%s%s position %d in the "
+			    "queue", notify.holder, notify.holder[0] ? ";" : ":",
+			    o->fair_pos);
+		else if (res == LOCK_BUSY)
+			snprintf(why, sizeof(why), "%s", notify.holder);
+		else
 			snprintf(why, sizeof(why), ": retrying: %s",
 			    o->err[0] ? print_escape(o->err, err, sizeof(err)) :
 			    "the servers did not answer");

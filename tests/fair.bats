@@ -389,14 +389,15 @@ queued_pid() {
 	wait_until -t 5 queued_is job 0
 }
 
-@test "under systemd, a --fair waiter's STATUS says its position in the queue" {
+@test "under systemd, a --fair waiter's STATUS names the holder and says its position in the queue" {
 	local sock=$BATS_TEST_TMPDIR/notify.sock notes=$BATS_TEST_TMPDIR/notes
 	bg_start listener "$TESTS_DIR/notify_listener.py" "$sock" "$notes"
 	wait_for_file "$notes.ready"
 	hold_lock h "${SRV[@]}" job
 	waiter 1 1
 	bg_start w2 env NOTIFY_SOCKET="$sock" "$RL" "${SRV[@]}" --fair -w 60s job true
-	wait_until -t 10 grep -q "STATUS=waiting for lock 'job': position 2 in the queue" "$notes"
+	wait_until -t 10 grep -Eq "STATUS=waiting for lock 'job': held by .* pid [0-9]+ since .*; position 2 in the queue" "$notes" ||
+		fail "$(grep STATUS "$notes")"
 	release_lock h
 	bg_wait w2
 	assert_equal "$BG_STATUS" 0
