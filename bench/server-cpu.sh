@@ -19,7 +19,7 @@
 # S0, the same minimal lock started through a shell (`bash -c 'exec
 # lockfloor ...'`, the same commands from a client that does more
 # before it connects) on a server of its own, taking its turn too; and
-# S″, the instructions the server executes per run (valgrind's
+# S2, the instructions the server executes per run (valgrind's
 # callgrind, its user space only: the commands and the event loop, not
 # the kernel's network stack; skipped without valgrind), which no
 # neighbour on the machine changes.
@@ -28,7 +28,7 @@
 # Environment: REDLOCK (the binary, default ./redlock), BENCH_BASELINE
 # (another redlock binary; none by default), SERVER_RUNS (300; 100 with
 # BENCH_QUICK=1), SERVER_BLOCKS (4; 3 with BENCH_QUICK=1),
-# SERVER_INSTR_RUNS (S″: 100; 30 with BENCH_QUICK=1).
+# SERVER_INSTR_RUNS (S2: 100; 30 with BENCH_QUICK=1).
 set -u -o pipefail
 
 awk() { LC_ALL=C command awk "$@"; }
@@ -185,7 +185,7 @@ rl=$(median <"$TMP/rl") fl=$(median <"$TMP/fl") ratio=$(median <"$TMP/ratio")
 wl=$(median <"$TMP/wl") wratio=$(median <"$TMP/wratio")
 irl='' ifl='' ibl='' iratio=''
 if command -v callgrind_control >/dev/null; then
-	log "S″: $IRUNS runs of each on a server under callgrind"
+	log "S2: $IRUNS runs of each on a server under callgrind"
 	p=$(pick_port) && irl=$(instr redlock "$p")
 	p=$(pick_port) && ifl=$(instr floor "$p")
 	[ -z "$BASELINE" ] || { p=$(pick_port) && ibl=$(instr baseline "$p"); }
@@ -211,7 +211,7 @@ cat <<MD
 | S0 | control: the minimal lock started through a shell (the same commands, $wl µs), Redis CPU per run against lockfloor run directly, median of the blocks' ratios | — |$([ -n "$BASELINE" ] && echo " — |") $fl µs | ${wratio}× | — | |
 MD
 [ -n "$iratio" ] && cat <<MD
-| S″ | instructions the server executes per run (callgrind, user space), $IRUNS runs | $irl |$([ -n "$BASELINE" ] && echo " ${ibl:-—} |") $ifl | ${iratio}× | — | |
+| S2 | instructions the server executes per run (callgrind, user space), $IRUNS runs | $irl |$([ -n "$BASELINE" ] && echo " ${ibl:-—} |") $ifl | ${iratio}× | — | |
 MD
 cat <<MD
 
@@ -226,5 +226,5 @@ cat <<MD
   differs is the client's work around them (a shell started first) on
   the cores the server shares.  That difference in the server's CPU is
   the measure's, not the server's: caches and cores shared with the
-  clients.  S″ counts what no neighbour changes.
+  clients.  S2 counts what no neighbour changes.
 MD

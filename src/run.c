@@ -171,12 +171,13 @@ run_guard_meanwhile(void *r)
 	supervise_guard_early(r);
 }
 
-/* Acquire: wait for the lock as q asks (wait.c), into r's grant, each
- * round told to run_waiting().  Returns the wait's result, *o what its
- * last attempt learned. */
+/* Acquire: wait for the lock as -w allows, counting from since (struct
+ * wait_req), claiming NAME when claim is set (--replace), into r's
+ * grant, each round told to run_waiting().  Returns the wait's result,
+ * *o what its last attempt learned. */
 static enum lock_result
-phase_acquire(const struct config *c, const struct lock *l,
-    struct wait_req *q, struct run *r, struct monitor *mon,
+phase_acquire(const struct config *c, const struct lock *l, int claim,
+    int64_t since, struct run *r, struct monitor *mon,
     struct lock_outcome *o)
 {
 	struct run_wait w = { mon, r };
@@ -185,8 +186,9 @@ phase_acquire(const struct config *c, const struct lock *l,
 	enum lock_result res;
 
 	conn_exec_meanwhile(run_guard_meanwhile, r);
-	q->report = &report;
-	res = wait_acquire(l, q, g, o);
+	res = wait_acquire(l, &(struct wait_req){ .wait = c->wait,
+	    .since = since, .claim = claim, .intr_fd = sig_fd(),
+	    .report = &report }, g, o);
 	conn_exec_meanwhile(NULL, NULL);
 	if (res == LOCK_HELD || res == LOCK_REENTRANT)
 		log_info("acquired lock '%s'%s (fence %lld)%s", c->name,
@@ -309,9 +311,7 @@ run_command(const struct config *c, const struct lock *l, int claim,
 	*die_by = 0;
 	monitor_begin(&mon, c, l, g);
 	supervise_init(&r, c, l, g);
-	res = phase_acquire(c, l, &(struct wait_req){ .wait = c->wait,
-	    .since = wait_since, .claim = claim, .intr_fd = sig_fd() }, &r,
-	    &mon, &o);
+	res = phase_acquire(c, l, claim, wait_since, &r, &mon, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT) {
 		supervise_stand_down(&r);
 		return monitor_refused(&mon, res,
