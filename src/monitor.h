@@ -29,7 +29,7 @@ struct monitor {
 };
 
 void monitor_begin(struct monitor *m, const struct config *c,
-    const struct lock *l, const struct grant *g);
+    const struct lock *l, const struct grant *g, int64_t since);
 void monitor_waiting(void *m, enum lock_result res,
     const struct lock_outcome *o);
 int monitor_refused(struct monitor *m, enum lock_result res, int code,

@@ -309,7 +309,7 @@ run_command(const struct config *c, const struct lock *l, int claim,
 	int code;
 
 	*die_by = 0;
-	monitor_begin(&mon, c, l, g);
+	monitor_begin(&mon, c, l, g, wait_since);
 	supervise_init(&r, c, l, g);
 	res = phase_acquire(c, l, claim, wait_since, &r, &mon, &o);
 	if (res != LOCK_HELD && res != LOCK_REENTRANT) {
