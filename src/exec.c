@@ -338,6 +338,17 @@ conn_req_clear(struct conn_req *r, int n)
 	}
 }
 
+/* How many of n requests have a reply. */
+int
+conn_req_replies(const struct conn_req *r, int n)
+{
+	int got = 0;
+
+	for (int i = 0; i < n; i++)
+		got += r[i].reply != NULL;
+	return got;
+}
+
 /*
  * Send r[i] on c[i] for every i with r[i].argc > 0, all at once, and
  * wait for the replies until deadline (a clock_ms() value).  Connects
@@ -431,7 +442,7 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 {
 	struct slot s[n > 0 ? n : 1];
 	struct pollfd pfd[n + 1];
-	int idx[n + 1], busy = 0, got = 0;
+	int idx[n + 1], busy = 0;
 
 	for (int i = 0; i < n; i++) {
 		slot_start(&c[i], &r[i], &s[i]);
@@ -452,7 +463,8 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 			break;
 		if (left > 1000)
 			left = 1000;
-		if (settled != NULL && busy < n && left > CONN_SETTLE_POLL_MS)
+		if (settled != NULL && left > CONN_SETTLE_POLL_MS &&
+		    conn_req_replies(r, n) > 0)
 			left = CONN_SETTLE_POLL_MS;
 		k = slots_poll_set(c, s, n, intr_fd, pfd, idx, &now);
 		rc = poll(pfd, (nfds_t)k, now ? 0 : (int)left);
@@ -484,7 +496,5 @@ conn_exec_until(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 		}
 	}
 	slots_expire(c, r, s, n);
-	for (int i = 0; i < n; i++)
-		got += r[i].reply != NULL;
-	return got;
+	return conn_req_replies(r, n);
 }

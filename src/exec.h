@@ -29,6 +29,7 @@ int conn_exec(struct conn *c, struct conn_req *r, int n, int64_t deadline,
 int conn_exec_until(struct conn *c, struct conn_req *r, int n,
     int64_t deadline, int intr_fd, conn_settled_fn *settled);
 void conn_req_clear(struct conn_req *r, int n);
+int conn_req_replies(const struct conn_req *r, int n);
 
 /* Work to do while the next requests are on their way: see exec.c. */
 typedef void conn_meanwhile_fn(void *arg);

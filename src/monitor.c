@@ -49,13 +49,11 @@
 #define MONITOR_END_PATIENCE_MS 5000
 
 /* A run form invocation begins, for NAME's lock l; its wait counts from
- * since (clock_ms(), if before now; 0: now), as -w does (struct
- * wait_req). */
+ * since (clock_ms(); 0: now), as -w does (struct wait_req). */
 void
 monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
     const struct grant *g, int64_t since)
 {
-	int64_t now = clock_ms();
 	uuid_t u;
 
 	notify_init();
@@ -63,7 +61,7 @@ monitor_begin(struct monitor *m, const struct config *c, const struct lock *l,
 	m->cfg = c;
 	m->lock = l;
 	m->grant = g;
-	m->begin = since > 0 && since < now ? since : now;
+	m->begin = since > 0 ? since : clock_ms();
 	m->start_fd = -1;
 	if (c->on_start != NULL || c->on_exit != NULL) {
 		uuid_generate_random(u);

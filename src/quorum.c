@@ -120,12 +120,7 @@ quorum_exec(struct conn *conns, int n, struct args *a, struct conn_req *r,
 		if (r[i].argc > 0 && (r[i].reply == NULL ||
 		    r[i].reply->type == REDIS_REPLY_ERROR))
 			quorum_note(&conns[i], &r[i], how->err, how->errlen);
-	if (rc < 0)
-		return -1;
-	rc = 0;
-	for (int i = 0; i < n; i++)
-		rc += r[i].reply != NULL;
-	return rc;
+	return rc < 0 ? -1 : conn_req_replies(r, n);
 }
 
 /* The run_id field of an INFO server reply, copied into id (or ""). */
@@ -154,10 +149,8 @@ static int
 distinct_settled(const struct conn_req *r, int n)
 {
 	int64_t now = clock_ms(), grace;
-	int got = 0;
+	int got = conn_req_replies(r, n);
 
-	for (int i = 0; i < n; i++)
-		got += r[i].reply != NULL;
 	if (got < n / 2 + 1)
 		return 0;
 	if (distinct_majority == 0)

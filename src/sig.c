@@ -214,7 +214,7 @@ int
 sig_asks_end(int sig)
 {
 	return sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGCHLD &&
-	    sig != SIG_EVENT && sig_handled(sig);
+	    sig_handled(sig);
 }
 
 /*

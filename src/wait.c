@@ -509,10 +509,11 @@ static void
 wait_begin(const struct lock *l, const struct wait_req *q, struct grant *g,
     struct wait_state *w)
 {
-	int64_t wait = q->wait, now = clock_ms();
+	int64_t wait = q->wait;
 
-	*w = (struct wait_state){ .wait = wait, .start = q->since > 0 &&
-	    q->since < now ? q->since : now, .grant = g, .report = q->report };
+	*w = (struct wait_state){ .wait = wait,
+	    .start = q->since > 0 ? q->since : clock_ms(), .grant = g,
+	    .report = q->report };
 	w->until = wait < 0 ? -1 : w->start + wait;
 	w->waiter.queue_ms = !l->policy.shared && l->n == 1 && wait != 0 ?
 	    PROTO_WAIT_MARK_MS : 0;

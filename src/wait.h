@@ -21,8 +21,8 @@ struct wait_report {
 /* What one wait asks (wait_acquire()). */
 struct wait_req {
 	int64_t wait;		/* -w in ms; 0: one attempt; <0: forever */
-	int64_t since;		/* when the -w time began (clock_ms()), if
-				 * before now; 0: now */
+	int64_t since;		/* when the -w time began (clock_ms()); 0:
+				 * now */
 	int claim;		/* --replace: claim NAME ahead of the other
 				 * waiters (replace.c) */
 	int intr_fd;		/* readable: a signal arrived */
